@@ -1,0 +1,145 @@
+"""The snapshot model every desktop adapter (sim, AT-SPI, uinput) speaks.
+
+A `Snapshot` is a flat, read-only view of what is on screen; planners and the validator only
+ever see snapshots, so a scene file and a real GTK window look the same to them.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+REDACTED = "[redacted]"
+"""What the journal, the voice and every printout show instead of a secret."""
+
+SECRET_ROLES = frozenset({"password text"})
+
+
+class Risk(StrEnum):
+    harmless = "harmless"
+    moderate = "moderate"
+    destructive = "destructive"
+
+    @property
+    def rank(self) -> int:
+        return list(Risk).index(self)
+
+
+class Node(BaseModel):
+    """One element on screen, addressed by `id` (a path that is stable for one snapshot)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    role: str
+    name: str
+    app: str
+    window: str
+    parent_id: str | None = None
+    value: str | float | None = None
+    states: frozenset[str] = frozenset()
+    risk: Risk | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    actions: tuple[str, ...] = ()
+    child_ids: tuple[str, ...] = ()
+
+    @property
+    def secret(self) -> bool:
+        return self.role in SECRET_ROLES
+
+    @property
+    def enabled(self) -> bool:
+        return "insensitive" not in self.states
+
+    @property
+    def visible(self) -> bool:
+        return "invisible" not in self.states
+
+    def shown_value(self) -> str | float | None:
+        """The value as it may be spoken, journaled or printed."""
+        if self.secret and self.value:
+            return REDACTED
+        return self.value
+
+
+class Snapshot(BaseModel):
+    """What is on screen now: running applications, their windows' elements, what can be opened."""
+
+    model_config = ConfigDict(frozen=True)
+
+    nodes: tuple[Node, ...] = ()
+    applications: tuple[str, ...] = ()
+    launchable: tuple[str, ...] = ()
+    active_app: str | None = None
+    active_window: str | None = None
+    keystrokes: tuple[str, ...] = ()
+
+    def node(self, node_id: str) -> Node | None:
+        return next((n for n in self.nodes if n.id == node_id), None)
+
+    def in_active_window(self) -> list[Node]:
+        return [n for n in self.nodes if n.app == self.active_app and n.window == self.active_window]
+
+    def names(self) -> list[str]:
+        """Every distinct element name, for grammar slot lists and STT vocabulary."""
+        return sorted({n.name for n in self.nodes if n.name})
+
+
+class ElementState(BaseModel):
+    """The mutable part of one element, before or after an action (for verification and undo)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    value: str | float | None = None
+    states: frozenset[str] = frozenset()
+    activations: int = 0
+    running: bool | None = None  # for an application node: is it open
+
+
+ActionKind = Literal[
+    "activate", "type_text", "press_key", "open_app", "focus", "scroll", "set_value", "select",
+    "restore",
+]
+
+
+class Action(BaseModel):
+    """A concrete thing to do to the desktop, already resolved to a node id."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: ActionKind
+    target: str | None = None  # node id; for open_app the application name
+    text: str | None = None
+    key: str | None = None  # e.g. "Return", "ctrl+z"
+    value: str | float | bool | None = None
+    direction: Literal["up", "down", "left", "right"] | None = None
+    restore: dict[str, ElementState] | None = None  # for "restore": node id -> state to put back
+
+    def redacted(self) -> Action:
+        """The same action with any typed text hidden (for a secret field)."""
+        return self.model_copy(update={"text": REDACTED if self.text else self.text})
+
+
+class ActionResult(BaseModel):
+    """Before and after state of every node an action touched."""
+
+    before: dict[str, ElementState] = Field(default_factory=dict)
+    after: dict[str, ElementState] = Field(default_factory=dict)
+    verified: bool = True
+    via: str = "sim"  # which adapter carried it out: sim, atspi, uinput
+    detail: str = ""
+
+
+class DesktopError(Exception):
+    """An action could not be carried out; the message is short and can be spoken."""
+
+
+class Desktop(Protocol):
+    """What every desktop adapter provides."""
+
+    def snapshot(self) -> Snapshot: ...
+
+    def perform(self, action: Action) -> ActionResult: ...

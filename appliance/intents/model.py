@@ -1,0 +1,154 @@
+"""Intents: what a planner proposes. Untrusted until the policy validator has looked at them.
+
+One JSON schema, generated from these models (`intent_json_schema()`), serves the grammar
+planner, the Ollama `format` parameter and the validator.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+
+class _Intent(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    words: str = Field(default="", description="the words this intent came from")
+
+
+class Activate(_Intent):
+    """Click or press an element by its name."""
+
+    intent: Literal["activate"] = "activate"
+    target: str = Field(min_length=1)
+
+
+class TypeText(_Intent):
+    """Type text, into a named field or else into the focused one."""
+
+    intent: Literal["type_text"] = "type_text"
+    text: str
+    target: str | None = None
+
+
+Modifier = Literal["ctrl", "alt", "shift", "super"]
+
+
+class PressKey(_Intent):
+    intent: Literal["press_key"] = "press_key"
+    key: str = Field(min_length=1, description="X keysym name, e.g. Return, Escape, c, F5")
+    modifiers: tuple[Modifier, ...] = ()
+
+    def chord(self) -> str:
+        return "+".join([*self.modifiers, self.key])
+
+
+class OpenApp(_Intent):
+    intent: Literal["open_app"] = "open_app"
+    app: str = Field(min_length=1)
+
+
+class Focus(_Intent):
+    intent: Literal["focus"] = "focus"
+    target: str = Field(min_length=1)
+
+
+class Scroll(_Intent):
+    intent: Literal["scroll"] = "scroll"
+    direction: Literal["up", "down", "left", "right"]
+    target: str | None = None
+
+
+class SetValue(_Intent):
+    """Toggle a check box (true/false), move a slider (a number) or pick in a combo box (text)."""
+
+    intent: Literal["set_value"] = "set_value"
+    target: str = Field(min_length=1)
+    value: bool | float | str
+
+
+class Select(_Intent):
+    """Select an item (list item, page tab, menu item) by name."""
+
+    intent: Literal["select"] = "select"
+    target: str = Field(min_length=1)
+
+
+class Read(_Intent):
+    """Say what is on screen, what is selected, or what one element says."""
+
+    intent: Literal["read"] = "read"
+    what: Literal["screen", "selection", "element"] = "screen"
+    target: str | None = None
+
+
+class Undo(_Intent):
+    intent: Literal["undo"] = "undo"
+
+
+class Cancel(_Intent):
+    intent: Literal["cancel"] = "cancel"
+
+
+class Confirm(_Intent):
+    intent: Literal["confirm"] = "confirm"
+
+
+class Deny(_Intent):
+    intent: Literal["deny"] = "deny"
+
+
+class Clarify(_Intent):
+    """A question back to the user when the request is ambiguous."""
+
+    intent: Literal["clarify"] = "clarify"
+    question: str = Field(min_length=1)
+    options: tuple[str, ...] = ()
+
+
+Step = Annotated[
+    Activate | TypeText | PressKey | OpenApp | Focus | Scroll | SetValue | Select | Read,
+    Field(discriminator="intent"),
+]
+
+
+class Sequence(_Intent):
+    """Ordered steps, each validated on its own before it runs."""
+
+    intent: Literal["sequence"] = "sequence"
+    steps: tuple[Step, ...] = Field(min_length=1, max_length=8)
+
+
+Intent = Annotated[
+    Activate | TypeText | PressKey | OpenApp | Focus | Scroll | SetValue | Select | Read
+    | Undo | Cancel | Confirm | Deny | Clarify | Sequence,
+    Field(discriminator="intent"),
+]
+
+ACTING_INTENTS = frozenset(
+    {"activate", "type_text", "press_key", "open_app", "focus", "scroll", "set_value", "select"}
+)
+
+_adapter: TypeAdapter[Intent] = TypeAdapter(Intent)
+
+
+def parse_intent(data: str | bytes | dict[str, Any]) -> Intent:
+    """Validate untrusted planner output; raises pydantic.ValidationError."""
+    if isinstance(data, str | bytes):
+        return _adapter.validate_json(data)
+    return _adapter.validate_python(data)
+
+
+def dump_intent(intent: Intent) -> dict[str, Any]:
+    return _adapter.dump_python(intent, mode="json")
+
+
+def intent_json_schema() -> dict[str, Any]:
+    return _adapter.json_schema()
+
+
+if __name__ == "__main__":  # pragma: no cover - handy for prompt authors
+    print(json.dumps(intent_json_schema(), indent=2))
