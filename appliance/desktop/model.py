@@ -81,7 +81,9 @@ class Snapshot(BaseModel):
         return next((n for n in self.nodes if n.id == node_id), None)
 
     def in_active_window(self) -> list[Node]:
-        return [n for n in self.nodes if n.app == self.active_app and n.window == self.active_window]
+        return [
+            n for n in self.nodes if n.app == self.active_app and n.window == self.active_window
+        ]
 
     def names(self) -> list[str]:
         """Every distinct element name, for grammar slot lists and STT vocabulary."""
@@ -100,7 +102,14 @@ class ElementState(BaseModel):
 
 
 ActionKind = Literal[
-    "activate", "type_text", "press_key", "open_app", "focus", "scroll", "set_value", "select",
+    "activate",
+    "type_text",
+    "press_key",
+    "open_app",
+    "focus",
+    "scroll",
+    "set_value",
+    "select",
     "restore",
 ]
 

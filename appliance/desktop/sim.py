@@ -46,7 +46,9 @@ class SimDesktop:
         """(id, app, window, parent id, element) for every element, depth first."""
         for a, app in enumerate(self.scene.applications):
             for w, window in enumerate(app.windows):
-                stack = [(f"{a}.{w}.{i}", None, el) for i, el in enumerate(window.children)]
+                stack: list[tuple[str, str | None, SceneElement]] = [
+                    (f"{a}.{w}.{i}", None, el) for i, el in enumerate(window.children)
+                ]
                 stack.reverse()
                 while stack:
                     node_id, parent, el = stack.pop()
@@ -132,10 +134,14 @@ class SimDesktop:
         if action.kind == "select":
             return self._siblings(action.target)
         if action.kind == "focus":
-            return [nid for nid, *_r, e in self._walk() if "focused" in e.states or nid == action.target]
+            return [
+                nid for nid, *_r, e in self._walk() if "focused" in e.states or nid == action.target
+            ]
         if action.kind == "activate" and el.effect:
             names = set(el.effect.set)
-            others = [nid for nid, *_r, e in self._walk() if e.name in names and nid != action.target]
+            others = [
+                nid for nid, *_r, e in self._walk() if e.name in names and nid != action.target
+            ]
             return [action.target, *others]
         return [action.target]
 

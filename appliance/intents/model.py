@@ -123,8 +123,21 @@ class Sequence(_Intent):
 
 
 Intent = Annotated[
-    Activate | TypeText | PressKey | OpenApp | Focus | Scroll | SetValue | Select | Read
-    | Undo | Cancel | Confirm | Deny | Clarify | Sequence,
+    Activate
+    | TypeText
+    | PressKey
+    | OpenApp
+    | Focus
+    | Scroll
+    | SetValue
+    | Select
+    | Read
+    | Undo
+    | Cancel
+    | Confirm
+    | Deny
+    | Clarify
+    | Sequence,
     Field(discriminator="intent"),
 ]
 
@@ -143,11 +156,13 @@ def parse_intent(data: str | bytes | dict[str, Any]) -> Intent:
 
 
 def dump_intent(intent: Intent) -> dict[str, Any]:
-    return _adapter.dump_python(intent, mode="json")
+    data: dict[str, Any] = _adapter.dump_python(intent, mode="json")
+    return data
 
 
 def intent_json_schema() -> dict[str, Any]:
-    return _adapter.json_schema()
+    schema: dict[str, Any] = _adapter.json_schema()
+    return schema
 
 
 if __name__ == "__main__":  # pragma: no cover - handy for prompt authors

@@ -1,0 +1,115 @@
+"""The timeline projection: every stored event as one readable row, oldest first."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from appliance.journal.application import Journal
+
+EVENT_NAMES = {"Created": "SettingsCreated"}
+
+
+class SinceError(ValueError):
+    pass
+
+
+def parse_since(text: str | None, now: datetime | None = None) -> datetime | None:
+    """'2026-11-21', '2026-11-21T09:00', '09:00', '2h', '30m', '7d', 'today' -> aware datetime."""
+    if not text:
+        return None
+    now = now or datetime.now(UTC)
+    if text == "today":
+        return now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if m := re.fullmatch(r"(\d+)\s*([smhd])", text.strip()):
+        unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[m.group(2)]
+        return now - timedelta(**{unit: int(m.group(1))})
+    if re.fullmatch(r"\d{1,2}:\d{2}", text.strip()):
+        hour, minute = map(int, text.split(":"))
+        return now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise SinceError(
+            f"cannot read --since {text!r}; try 2026-11-21, 09:00, 2h or today"
+        ) from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _detail(name: str, e: Any) -> str:
+    match name:
+        case "TurnStarted":
+            return f"trigger={e.trigger}"
+        case "Heard":
+            return f'"{e.transcript}" ({e.engine})'
+        case "Planned":
+            intent = e.intent or {}
+            fields = {k: v for k, v in intent.items() if k not in ("confidence", "words", "intent")}
+            conf = intent.get("confidence")
+            what = intent.get("intent", "nothing understood")
+            return f"{what} {fields} by {e.planner}" + (f", confidence {conf:.2f}" if conf else "")
+        case "Validated":
+            reasons = "; ".join(e.reasons)
+            step = f" step {e.step}" if e.step is not None else ""
+            return f"{e.decision}{step}, {e.risk}" + (f": {reasons}" if reasons else "")
+        case "ConfirmationAsked":
+            return f'"{e.prompt}"'
+        case "Confirmed" | "Declined":
+            return f"by {e.by}"
+        case "ActionStarted":
+            return f"{e.action.get('kind')} {e.target}"
+        case "ActionSucceeded":
+            return f"{'verified' if e.verified else 'not verified'} via {e.via}"
+        case "ActionFailed":
+            return str(e.error)
+        case "Spoke":
+            return f'"{e.text}"'
+        case "Undone":
+            return f"by turn {e.by_turn[:8]}"
+        case "TurnEnded":
+            return str(e.outcome)
+        case "SettingChanged":
+            return f"{e.key}: {e.old} -> {e.new} by {e.by}"
+    return ""
+
+
+def timeline(
+    journal: Journal, since: datetime | None = None, turn: str | None = None
+) -> list[dict[str, Any]]:
+    rows = []
+    for nid, e in journal.domain_events():
+        if since and e.timestamp < since:
+            continue
+        oid = e.originator_id.hex
+        if turn and not oid.startswith(turn.replace("-", "")):
+            continue
+        cls = type(e).__qualname__
+        aggregate, _, name = cls.rpartition(".")
+        name = EVENT_NAMES.get(name, name)
+        rows.append(
+            {
+                "seq": nid,
+                "time": e.timestamp.isoformat(timespec="milliseconds"),
+                "aggregate": aggregate,
+                "turn": oid[:8] if aggregate == "Turn" else "",
+                "event": name,
+                "detail": _detail(name, e),
+                "data": {
+                    k: v
+                    for k, v in e.__dict__.items()
+                    if k not in ("originator_id", "originator_version", "timestamp")
+                },
+            }
+        )
+    return rows
+
+
+def render_table(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "The journal is empty."
+    lines = [f"{'time':<12} {'turn':<8} {'event':<20} detail"]
+    for r in rows:
+        clock = r["time"][11:23]
+        lines.append(f"{clock:<12} {r['turn']:<8} {r['event']:<20} {r['detail']}")
+    return "\n".join(lines)

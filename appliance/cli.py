@@ -1,0 +1,320 @@
+"""The `appliance` command (DESIGN.md, "The command-line contract").
+
+Every error a user can cause ends as one line on stderr and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.exceptions import TyperException
+
+from appliance.audit.timeline import SinceError
+from appliance.desktop.model import Desktop, DesktopError
+from appliance.desktop.scene import SceneError
+from appliance.desktop.sim import SimDesktop
+from appliance.journal.application import Journal
+from appliance.journal.store import StoreError
+from appliance.settings import SettingsError, parse_value
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Offline, voice-first accessibility appliance.",
+)
+audit_app = typer.Typer(help="The caregiver's view of the journal.", invoke_without_command=True)
+settings_app = typer.Typer(help="Caregiver settings (each change is journaled).")
+app.add_typer(audit_app, name="audit")
+app.add_typer(settings_app, name="settings")
+
+USER_ERRORS = (StoreError, SceneError, SettingsError, DesktopError, SinceError, FileNotFoundError)
+
+DesktopOpt = Annotated[
+    str, typer.Option("--desktop", help="atspi, or sim:SCENE.json (written back after the turn)")
+]
+StoreOpt = Annotated[
+    str | None, typer.Option("--store", help="SQLite file path or postgresql:// URL")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
+
+
+class CliError(Exception):
+    """A one-line error for the user."""
+
+
+@contextmanager
+def opened_desktop(spec: str, write_back: bool = True) -> Iterator[Desktop]:
+    """The desktop named on the command line; a sim scene is written back when the turn ends."""
+    if spec.startswith("sim:"):
+        sim = SimDesktop.from_file(Path(spec[4:]))
+        yield sim
+        if write_back:
+            sim.save()
+    elif spec == "atspi":
+        from appliance.desktop.atspi import open_desktop
+
+        yield open_desktop()
+    else:
+        raise CliError(f"unknown desktop {spec!r}; use atspi or sim:SCENE.json")
+
+
+def build_planner() -> Any:
+    from appliance.intents.grammar import GrammarPlanner
+
+    return GrammarPlanner()
+
+
+def _print_json(data: Any) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False, default=str))
+
+
+def _scene_json(desktop: Desktop) -> dict[str, Any] | None:
+    """The scene after the turn, as printed: hidden fields show the redaction marker."""
+    if not isinstance(desktop, SimDesktop):
+        return None
+    from appliance.desktop.model import REDACTED
+
+    data = desktop.scene.to_json()
+
+    def hide(elements: list[dict[str, Any]]) -> None:
+        for el in elements:
+            if el.get("role") == "password text" and el.get("value"):
+                el["value"] = REDACTED
+            hide(el.get("children", []))
+
+    for group in ("applications", "launchable"):
+        for application in data.get(group, []):
+            for window in application.get("windows", []):
+                hide(window.get("children", []))
+    return data
+
+
+@app.command()
+def say(
+    text: Annotated[str, typer.Argument(help="what the user said")],
+    desktop: DesktopOpt = "atspi",
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run one turn from text (no audio)."""
+    from appliance.session import Session
+
+    if not text.strip():
+        raise CliError("nothing to say: the text is empty")
+    journal = Journal(store)
+    with opened_desktop(desktop) as screen:
+        session = Session(journal, screen, build_planner())
+        report = session.say(text)
+    if as_json:
+        data = report.as_json()
+        scene = _scene_json(screen)
+        if scene is not None:
+            data["desktop"] = scene
+        _print_json(data)
+    else:
+        for notice in report.notices:
+            typer.echo(notice, err=True)
+        typer.echo(report.spoken)
+
+
+@app.command()
+def plan(
+    text: Annotated[str, typer.Argument(help="what the user said")],
+    desktop: DesktopOpt = "atspi",
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show the intent and the validator's decision; nothing is performed or journaled."""
+    from appliance.desktop.model import Snapshot
+    from appliance.intents.model import dump_intent
+    from appliance.policy.validator import validate
+    from appliance.settings import Settings
+
+    if not text.strip():
+        raise CliError("nothing to plan: the text is empty")
+    settings = Journal(store).settings() if store else Settings()
+    with opened_desktop(desktop, write_back=False) as screen:
+        snapshot: Snapshot = screen.snapshot()
+    proposal = build_planner().plan(text, snapshot)
+    verdict = validate(proposal.intent, snapshot, settings)
+    decision = {
+        "execute": "would_execute",
+        "confirm": "needs_confirmation",
+        "reject": "rejected",
+        "clarify": "clarify",
+        "answer": "answered",
+        "control": "control",
+    }[verdict.outcome]
+    data = {
+        "transcript": "[redacted]" if verdict.secret else text,
+        "intent": dump_intent(verdict.intent) if verdict.intent else None,
+        "decision": decision,
+        "risk": verdict.risk.value,
+        "reasons": list(verdict.reasons),
+        "spoken": "",
+        "turn_id": None,
+        "planner": proposal.planner,
+        "latency_ms": round(proposal.latency_ms, 3),
+    }
+    if verdict.secret and data["intent"]:
+        data["intent"]["text"] = "[redacted]"
+        data["intent"]["words"] = "[redacted]"
+    if as_json:
+        _print_json(data)
+    else:
+        typer.echo(f"{decision}: {data['intent']} {'; '.join(verdict.reasons)}")
+
+
+@audit_app.callback()
+def audit(
+    ctx: typer.Context,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+    since: Annotated[
+        str | None, typer.Option(help="e.g. 2026-11-21, 09:00, 2h, 30m, today")
+    ] = None,
+    turn: Annotated[str | None, typer.Option(help="one turn, by id or short id")] = None,
+) -> None:
+    """Show the timeline of what happened and why."""
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = store
+        return
+    from appliance.audit.timeline import parse_since, render_table, timeline
+
+    rows = timeline(Journal(store), since=parse_since(since), turn=turn)
+    if as_json:
+        _print_json(rows)
+    else:
+        typer.echo(render_table(rows))
+
+
+@audit_app.command("verify")
+def audit_verify(ctx: typer.Context, store: StoreOpt = None) -> None:
+    """Check the hash chain; exit non-zero and name the event if anything was changed."""
+    journal = Journal(store or ctx.obj)
+    breaks = journal.verify()
+    if breaks:
+        for b in breaks[1:]:
+            typer.echo(f"also: {b}", err=True)
+        raise CliError(f"journal tampered: {breaks[0]}")
+    count = journal.recorder.max_notification_id() or 0
+    typer.echo(f"journal intact: {count} events, hash chain verified")
+
+
+@app.command()
+def undo(
+    desktop: DesktopOpt = "atspi",
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Undo the most recent undoable turn (as if the user said 'undo that')."""
+    say("undo", desktop=desktop, store=store, as_json=as_json)
+
+
+@app.command()
+def replay(
+    store: StoreOpt = None,
+    since: Annotated[str | None, typer.Option(help="start of the period")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Re-run recorded actions on a sim built from their before-states; report divergence."""
+    from appliance.audit.replay import replay_journal
+    from appliance.audit.timeline import parse_since
+
+    report = replay_journal(Journal(store), since=parse_since(since))
+    if as_json:
+        _print_json(report)
+    else:
+        typer.echo(
+            f"replayed {report['actions']} actions from {report['turns']} turns: "
+            f"{len(report['divergences'])} divergent"
+        )
+        for d in report["divergences"]:
+            typer.echo(f"  turn {d['turn']} step {d['step']}: {d['detail']}")
+    if report["divergences"]:
+        raise typer.Exit(1)
+
+
+@settings_app.command("show")
+def settings_show(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Show the current caregiver settings."""
+    current = Journal(store).settings()
+    if as_json:
+        _print_json(current.model_dump(mode="json"))
+    else:
+        for key, value in current.model_dump(mode="json").items():
+            typer.echo(f"{key} = {value}")
+
+
+@settings_app.command("set")
+def settings_set(
+    key: str,
+    value: str,
+    by: Annotated[str, typer.Option(help="who is making the change")],
+    store: StoreOpt = None,
+) -> None:
+    """Change a setting; the journal records who changed what from what to what."""
+    parsed = parse_value(key, value)
+    old, new = Journal(store).change_setting(key, parsed, by=by)
+    typer.echo(f"{key}: {old} -> {new} (by {by})")
+
+
+@app.command()
+def demo(
+    store: StoreOpt = None,
+    keep: Annotated[Path | None, typer.Option(help="keep the demo scene and journal here")] = None,
+) -> None:
+    """The main job on embedded defaults: a short session on the bundled scene, then the audit."""
+    from appliance.demo import run_demo
+
+    run_demo(store=store, keep=keep)
+
+
+@app.command()
+def bench(
+    what: Annotated[str, typer.Argument(help="core, voice, desktop or planner")] = "core",
+    store: StoreOpt = None,
+) -> None:
+    """On-device benchmark report (JSON)."""
+    from appliance.bench.core import bench_core
+
+    if what == "core":
+        _print_json(bench_core(store))
+    else:
+        raise CliError(f"unknown benchmark {what!r}; choose core, voice, desktop or planner")
+
+
+def main() -> None:
+    try:
+        code = app(standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
+    except typer.Abort:
+        _fail("aborted")
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except TyperException as e:  # usage errors: unknown command, missing argument
+        _fail(e.format_message().replace("\n", " "), code=2)
+    except (CliError, *USER_ERRORS) as e:
+        _fail(str(e))
+    except KeyboardInterrupt:
+        _fail("interrupted", code=130)
+    except Exception as e:  # the promise: never a traceback
+        _fail(f"internal error: {type(e).__name__}: {e}", code=70)
+
+
+def _fail(message: str, code: int = 1) -> None:
+    first = message.strip().splitlines()[0] if message.strip() else "error"
+    typer.echo(f"appliance: {first}", err=True)
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""The journal: an eventsourcing Application holding every turn and the caregiver's settings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, cast
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.persistence import Notification
+
+from appliance.journal.aggregates import SETTINGS_ID, DeviceSettings
+from appliance.journal.chain import Break, ChainedPostgresRecorder, ChainedSQLiteRecorder, verify
+from appliance.journal.store import StoreError, store_env
+from appliance.settings import Settings
+from appliance.turn import Turn
+
+PAGE = 2000
+RECENT_EVENTS = 400
+"""How far back the projections of `say` look: enough for the pending question, the last
+minute's actions and the undo stack of a normal session, and cheap to read on every turn."""
+
+
+class Journal(Application[UUID]):
+    name = "appliance"
+    snapshotting_intervals = {DeviceSettings: 20}  # noqa: RUF012 (eventsourcing API)
+
+    def __init__(self, store: str | None = None) -> None:
+        env = store_env(store)
+        try:
+            super().__init__(env=env)
+        except Exception as e:  # the store itself is unreachable or unusable
+            raise StoreError(f"cannot open the journal store: {_first_line(e)}") from None
+
+    # -- writing -----------------------------------------------------------------------
+
+    def record(self, *aggregates: Any) -> None:
+        try:
+            self.save(*aggregates)
+        except Exception as e:
+            raise StoreError(f"cannot write to the journal: {_first_line(e)}") from None
+
+    # -- settings ----------------------------------------------------------------------
+
+    def _settings_aggregate(self) -> DeviceSettings:
+        try:
+            return cast(DeviceSettings, self.repository.get(SETTINGS_ID))
+        except AggregateNotFoundError:
+            return DeviceSettings()
+
+    def settings(self) -> Settings:
+        return Settings.model_validate(self._settings_aggregate().values)
+
+    def change_setting(self, key: str, value: Any, by: str) -> tuple[Any, Any]:
+        """Record a change; returns (old, new). The value must already be validated."""
+        aggregate = self._settings_aggregate()
+        old = getattr(self.settings(), key)
+        new = list(value) if isinstance(value, tuple) else value
+        old = list(old) if isinstance(old, tuple) else old
+        aggregate.change(key=key, old=old, new=new, by=by)
+        self.record(aggregate)
+        return old, new
+
+    # -- reading -----------------------------------------------------------------------
+
+    def turn(self, turn_id: UUID) -> Turn:
+        return cast(Turn, self.repository.get(turn_id))
+
+    def find_turn(self, prefix: str) -> Turn | None:
+        """A turn by its full id or the 8-character short id shown in the audit."""
+        for n in self.notifications():
+            oid = UUID(str(n.originator_id))
+            if n.topic.endswith("Turn.TurnStarted") and oid.hex.startswith(prefix):
+                return self.turn(oid)
+        return None
+
+    def notifications(self, start: int = 1) -> Iterator[Notification]:
+        while True:
+            page = self.recorder.select_notifications(start=start, limit=PAGE)
+            yield from page
+            if len(page) < PAGE:
+                return
+            start = page[-1].id + 1
+
+    def domain_events(self, start: int = 1) -> Iterator[tuple[int, Any]]:
+        """(notification id, event) oldest first; events are the aggregates' own dataclasses."""
+        for n in self.notifications(start):
+            yield n.id, self.mapper.to_domain_event(n)
+
+    def recent_turns(self, window: int = RECENT_EVENTS) -> list[Turn]:
+        """Turns with events among the last `window` stored events, newest first."""
+        last = self.recorder.max_notification_id() or 0
+        page = self.recorder.select_notifications(start=max(1, last - window + 1), limit=window)
+        ids: dict[UUID, None] = {}
+        for n in reversed(page):
+            if ":Turn." in n.topic:
+                ids.setdefault(UUID(str(n.originator_id)))
+        return [self.turn(i) for i in ids]
+
+    def pending_turn(self) -> Turn | None:
+        return next((t for t in self.recent_turns() if t.pending), None)
+
+    def undo_stack(self) -> list[Turn]:
+        return [t for t in self.recent_turns() if t.undoable]
+
+    def in_flight_turns(self) -> list[Turn]:
+        return [t for t in self.recent_turns() if t.in_flight]
+
+    def verify(self) -> list[Break]:
+        recorder = self.recorder
+        assert isinstance(recorder, ChainedSQLiteRecorder | ChainedPostgresRecorder)
+        return verify(list(self.notifications()), recorder.chain())
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__

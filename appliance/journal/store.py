@@ -1,0 +1,62 @@
+"""Where the journal lives: a SQLite file (the default) or a PostgreSQL URL."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+
+class StoreError(Exception):
+    """The store cannot be used; the message is one line."""
+
+
+def default_store_path() -> Path:
+    """$XDG_STATE_HOME/appliance/journal.sqlite (~/.local/state/appliance/journal.sqlite)."""
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "appliance" / "journal.sqlite"
+
+
+def store_env(store: str | None) -> dict[str, str]:
+    """eventsourcing environment for a store given as a path, a postgresql:// URL, or None."""
+    if store and "://" in store:
+        return _postgres_env(store)
+    path = Path(store) if store else default_store_path()
+    if path.is_dir():
+        raise StoreError(f"store {path} is a directory, not a journal file")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StoreError(f"cannot create the journal folder {path.parent}: {e.strerror}") from None
+    if path.exists() and path.stat().st_size and not _is_sqlite(path):
+        raise StoreError(f"store {path} is not a SQLite journal")
+    return {
+        "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+        "SQLITE_DBNAME": str(path),
+        "SQLITE_LOCK_TIMEOUT": "10",
+        "APPLICATION_RECORDER_TOPIC": "appliance.journal.chain:ChainedSQLiteRecorder",
+    }
+
+
+def _is_sqlite(path: Path) -> bool:
+    with path.open("rb") as f:
+        return f.read(16) == b"SQLite format 3\x00"
+
+
+def _postgres_env(url: str) -> dict[str, str]:
+    parts = urlsplit(url)
+    if parts.scheme not in ("postgresql", "postgres"):
+        raise StoreError(f"unknown store {parts.scheme}://; use a file path or postgresql://")
+    dbname = parts.path.lstrip("/")
+    if not dbname:
+        raise StoreError("a postgresql:// store needs a database name, e.g. .../appliance")
+    return {
+        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        "POSTGRES_DBNAME": dbname,
+        "POSTGRES_HOST": parts.hostname or "127.0.0.1",
+        "POSTGRES_PORT": str(parts.port or 5432),
+        "POSTGRES_USER": unquote(parts.username or "postgres"),
+        "POSTGRES_PASSWORD": unquote(parts.password or ""),
+        "POSTGRES_CONNECT_TIMEOUT": "5",
+        "APPLICATION_RECORDER_TOPIC": "appliance.journal.chain:ChainedPostgresRecorder",
+    }

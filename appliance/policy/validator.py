@@ -1,0 +1,324 @@
+"""The validator: the only thing that decides whether a proposed intent may run.
+
+Planners (grammar or LLM) only propose. `validate` checks the proposal against the schema, the
+live screen, the risk rules and the caregiver's settings, and returns a `Verdict`. It is pure:
+same inputs, same verdict, no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from appliance.desktop.model import Action, Node, Risk, Snapshot
+from appliance.desktop.resolve import Match, best_name, find_targets
+from appliance.intents.model import (
+    Activate,
+    Clarify,
+    Focus,
+    Intent,
+    OpenApp,
+    PressKey,
+    Read,
+    Scroll,
+    Select,
+    Sequence,
+    SetValue,
+    Step,
+    TypeText,
+    parse_intent,
+)
+from appliance.policy.risk import highest, risk_of_chord, risk_of_element, risk_of_name
+from appliance.settings import Settings
+
+REJECT_BELOW = 0.3
+CONFIRM_BELOW = 0.6
+SURE_MATCH = 0.85  # a name this close means that element, even if its role does not fit
+RIVAL_MARGIN = 0.1  # a fuzzy guess must beat the next different name by this much
+
+TEXT_ROLES = frozenset({"text", "password text", "entry", "terminal", "document text", "paragraph"})
+TOGGLE_ROLES = frozenset(
+    {"check box", "toggle button", "radio button", "check menu item", "switch"}
+)
+NUMBER_ROLES = frozenset({"slider", "spin button", "scroll bar"})
+CHOICE_ROLES = frozenset({"combo box"})
+ITEM_ROLES = frozenset(
+    {
+        "list item",
+        "page tab",
+        "menu item",
+        "table cell",
+        "tree item",
+        "radio button",
+        "combo box item",
+    }
+)
+SCREEN_CHANGING = frozenset({"activate", "open_app", "select", "press_key"})
+
+Outcome = Literal["execute", "confirm", "reject", "clarify", "answer", "control"]
+
+
+@dataclass(frozen=True)
+class ResolvedStep:
+    """One step of a plan, tied to what it acts on."""
+
+    intent: Step
+    action: Action | None  # None for read
+    node: Node | None
+    risk: Risk
+    deferred: bool = False  # target not on screen yet; checked again just before it runs
+
+    @property
+    def secret(self) -> bool:
+        return self.node is not None and self.node.secret
+
+
+@dataclass(frozen=True)
+class Verdict:
+    outcome: Outcome
+    risk: Risk = Risk.harmless
+    reasons: tuple[str, ...] = ()
+    steps: tuple[ResolvedStep, ...] = ()
+    intent: Intent | None = None
+    options: tuple[str, ...] = field(default=())
+
+    @property
+    def secret(self) -> bool:
+        return any(s.secret for s in self.steps)
+
+
+class Rejected(Exception):
+    """A step cannot run; the message is what the user hears."""
+
+
+def validate(
+    proposal: Intent | dict[str, Any] | None,
+    snapshot: Snapshot,
+    settings: Settings,
+    recent_unconfirmed: int = 0,
+) -> Verdict:
+    """Decide what may happen with a proposal on this screen under these settings."""
+    if proposal is None:
+        return Verdict("reject", reasons=("Sorry, I didn't understand that.",))
+    try:
+        intent = proposal if not isinstance(proposal, dict) else parse_intent(proposal)
+    except ValidationError:
+        return Verdict("reject", reasons=("That plan was malformed, so I did nothing.",))
+
+    if intent.intent in ("undo", "cancel", "confirm", "deny"):
+        return Verdict("control", intent=intent)
+    if isinstance(intent, Clarify):
+        return Verdict("clarify", reasons=(intent.question,), intent=intent, options=intent.options)
+    if intent.confidence < REJECT_BELOW:
+        return Verdict(
+            "reject", reasons=("I'm not sure what you meant. Please say it again.",), intent=intent
+        )
+
+    try:
+        steps_in = _steps_of(intent)
+    except Rejected as e:
+        return Verdict("reject", reasons=(str(e),), intent=intent)
+    steps: list[ResolvedStep] = []
+    confidence = intent.confidence
+    for i, step in enumerate(steps_in):
+        screen_may_change = any(s.intent in SCREEN_CHANGING for s in steps_in[:i])
+        try:
+            resolved, score = resolve_step(step, snapshot, settings, defer=screen_may_change)
+        except Rejected as e:
+            return Verdict("reject", reasons=(str(e),), intent=intent)
+        except Ambiguous as e:
+            return Verdict("clarify", reasons=(str(e),), intent=intent, options=e.options)
+        steps.append(resolved)
+        confidence = min(confidence, step.confidence, score)
+
+    if all(s.action is None for s in steps):
+        return Verdict("answer", steps=tuple(steps), intent=intent)
+
+    risk = highest([s.risk for s in steps])
+    reasons: list[str] = []
+    if risk == Risk.destructive and not settings.allow_destructive:
+        return Verdict(
+            "reject",
+            risk=risk,
+            intent=intent,
+            steps=tuple(steps),
+            reasons=(
+                "That could delete something, and deleting is turned off. "
+                "A caregiver can allow it.",
+            ),
+        )
+    if risk != Risk.harmless:
+        reasons.append(f"{risk.value} action")
+    if confidence < CONFIRM_BELOW:
+        reasons.append("unsure what was meant")
+    if recent_unconfirmed >= settings.max_unconfirmed_per_minute:
+        reasons.append("many actions in the last minute")
+    outcome: Outcome = "confirm" if reasons else "execute"
+    return Verdict(outcome, risk=risk, reasons=tuple(reasons), steps=tuple(steps), intent=intent)
+
+
+def _steps_of(intent: Intent) -> tuple[Step, ...]:
+    if isinstance(intent, Sequence):
+        return intent.steps
+    if isinstance(intent, Activate | TypeText | PressKey | OpenApp | Focus | Scroll | SetValue
+                  | Select | Read):
+        return (intent,)
+    raise Rejected("That can't be done as an action.")
+
+
+class Ambiguous(Exception):
+    def __init__(self, question: str, options: tuple[str, ...]) -> None:
+        super().__init__(question)
+        self.options = options
+
+
+def resolve_step(
+    step: Step, snapshot: Snapshot, settings: Settings, defer: bool = False
+) -> tuple[ResolvedStep, float]:
+    """Tie one step to the screen; raises Rejected or Ambiguous. Returns the match score too."""
+    denied = {a.casefold() for a in settings.denylist_apps}
+    if isinstance(step, OpenApp):
+        names = [*snapshot.applications, *snapshot.launchable]
+        found = best_name(step.app, names)
+        if found is None:
+            raise Rejected(f"{step.app} isn't installed here.")
+        name, score = found
+        if name.casefold() in denied:
+            raise Rejected(f"{name} is not allowed on this device.")
+        action = Action(kind="open_app", target=name)
+        return ResolvedStep(
+            step.model_copy(update={"app": name}), action, None, Risk.harmless
+        ), score
+    if isinstance(step, PressKey):
+        chord = step.chord()
+        action = Action(kind="press_key", key=chord)
+        return ResolvedStep(step, action, None, risk_of_chord(chord)), 1.0
+    if isinstance(step, Read) and step.target is None:
+        return ResolvedStep(step, None, None, Risk.harmless), 1.0
+    if isinstance(step, Scroll) and step.target is None:
+        action = Action(kind="scroll", direction=step.direction)
+        return ResolvedStep(step, action, None, Risk.harmless), 1.0
+    if isinstance(step, TypeText) and step.target is None:
+        node = _typing_target(snapshot)
+        return _checked(step, node, 1.0, denied), 1.0
+
+    name = getattr(step, "target", None) or ""
+    match = _one_target(name, snapshot, _roles_for(step))
+    if match is None:
+        if defer:
+            return ResolvedStep(step, None, None, risk_of_name(name), deferred=True), 1.0
+        raise Rejected(f"I can't find {name} on the screen.")
+    return _checked(step, match.node, match.score, denied), match.score
+
+
+def _roles_for(step: Step) -> frozenset[str] | None:
+    if isinstance(step, TypeText):
+        return TEXT_ROLES
+    if isinstance(step, Select):
+        return ITEM_ROLES
+    if isinstance(step, SetValue):
+        if isinstance(step.value, bool):
+            return TOGGLE_ROLES
+        if isinstance(step.value, float | int):
+            return NUMBER_ROLES
+        return CHOICE_ROLES | TEXT_ROLES
+    return None
+
+
+def _one_target(name: str, snapshot: Snapshot, roles: frozenset[str] | None) -> Match | None:
+    """The element a name means, None when nothing on screen is close enough."""
+    matches = find_targets(name, snapshot, roles=roles)
+    loose = find_targets(name, snapshot, limit=1) if roles is not None else []
+    if (
+        loose
+        and loose[0].score >= SURE_MATCH
+        and (not matches or loose[0].score > matches[0].score)
+    ):
+        other = loose[0].node
+        raise Rejected(f"{other.name} is a {other.role}; I can't do that with it.")
+    if not matches:
+        return None
+    best = matches[0]
+    twins = [
+        m
+        for m in matches[1:]
+        if m.score == best.score
+        and m.node.name == best.node.name
+        and m.node.app == best.node.app
+        and m.node.window == best.node.window
+    ]
+    if twins:
+        places = tuple(_place(m.node) for m in (best, *twins))
+        raise Ambiguous(f"There are {len(places)} called {best.node.name}. Which one?", places)
+    rivals = [
+        m
+        for m in matches[1:]
+        if m.node.name != best.node.name and best.score - m.score < RIVAL_MARGIN
+    ]
+    if best.score < 1.0 and rivals:
+        if best.score < CONFIRM_BELOW:
+            return None  # two weak guesses are no guess
+        options = (best.node.name, rivals[0].node.name)
+        raise Ambiguous(f"Did you mean {options[0]} or {options[1]}?", options)
+    return best
+
+
+def _place(node: Node) -> str:
+    return f"{node.name} ({node.role})"
+
+
+def _typing_target(snapshot: Snapshot) -> Node:
+    fields = [n for n in snapshot.in_active_window() if n.role in TEXT_ROLES and n.visible]
+    focused = [n for n in fields if "focused" in n.states]
+    if focused:
+        return focused[0]
+    if len(fields) == 1:
+        return fields[0]
+    raise Rejected("Which field should I type into? Say, for example, type hello into Message.")
+
+
+def _checked(step: Step, node: Node, score: float, denied: set[str]) -> ResolvedStep:
+    """Apply the per-element rules and build the concrete action."""
+    if node.app.casefold() in denied:
+        raise Rejected(f"{node.app} is not allowed on this device.")
+    if isinstance(step, Read):
+        return ResolvedStep(step, None, node, Risk.harmless)
+    if not node.visible:
+        raise Rejected(f"{node.name} is not showing right now.")
+    if not node.enabled:
+        raise Rejected(f"{node.name} is greyed out right now, so I can't use it.")
+    kind = step.intent
+    value: Any = None
+    if isinstance(step, SetValue):
+        value = _checked_value(step, node)
+    action = Action(
+        kind=kind,
+        target=node.id,
+        text=step.text if isinstance(step, TypeText) else None,
+        value=value,
+        direction=step.direction if isinstance(step, Scroll) else None,
+    )
+    named = (
+        step.model_copy(update={"target": node.name})
+        if isinstance(step, Activate | Focus | Select | SetValue | TypeText | Scroll)
+        else step
+    )
+    return ResolvedStep(named, action, node, risk_of_element(node, kind))
+
+
+def _checked_value(step: SetValue, node: Node) -> bool | float | str:
+    value = step.value
+    if isinstance(value, bool):
+        return value
+    if node.role in NUMBER_ROLES:
+        number = float(value)
+        lo = node.minimum if node.minimum is not None else 0.0
+        hi = node.maximum if node.maximum is not None else 100.0
+        if not lo <= number <= hi:
+            raise Rejected(f"{node.name} goes from {lo:g} to {hi:g}.")
+        return number
+    if node.role in CHOICE_ROLES and node.child_ids:
+        return str(value)  # the adapter matches it against the choices and says if it can't
+    return str(value)

@@ -1,0 +1,105 @@
+"""What the appliance says: short, plain sentences that name what happened. Pure functions."""
+
+from __future__ import annotations
+
+from appliance.desktop.model import Risk
+from appliance.intents.model import (
+    Activate,
+    Focus,
+    OpenApp,
+    PressKey,
+    Scroll,
+    Select,
+    SetValue,
+    Step,
+    TypeText,
+)
+from appliance.policy.validator import ResolvedStep, Verdict
+
+KEY_WORDS = {
+    "ctrl": "control",
+    "Return": "enter",
+    "BackSpace": "backspace",
+    "Page_Down": "page down",
+    "Page_Up": "page up",
+    "super": "super",
+}
+
+
+def spoken_chord(chord: str) -> str:
+    return " ".join(KEY_WORDS.get(k, k.upper() if len(k) == 1 else k) for k in chord.split("+"))
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def did(step: ResolvedStep) -> str:
+    """Past tense, one sentence: 'Typed hello grandma into Message.'"""
+    i = step.intent
+    name = step.node.name if step.node else getattr(i, "target", "") or ""
+    if isinstance(i, TypeText):
+        if step.secret:
+            return f"Typed into {name}."
+        return f"Typed {i.text} into {name}."
+    if isinstance(i, SetValue):
+        if isinstance(i.value, bool):
+            return f"{'Ticked' if i.value else 'Unticked'} {name}."
+        shown = _number(i.value) if isinstance(i.value, float | int) else i.value
+        return f"Set {name} to {shown}."
+    if isinstance(i, Activate):
+        return f"Pressed {name}."
+    if isinstance(i, Select):
+        return f"Selected {name}."
+    if isinstance(i, OpenApp):
+        return f"Opened {i.app}."
+    if isinstance(i, Focus):
+        return f"Moved to {name}."
+    if isinstance(i, Scroll):
+        return f"Scrolled {i.direction}."
+    if isinstance(i, PressKey):
+        return f"Pressed {spoken_chord(i.chord())}."
+    return "Done."
+
+
+def verb(step: Step) -> str:
+    """Infinitive for questions: 'send', 'type into PIN', 'tick Urgent'."""
+    name = getattr(step, "target", None) or ""
+    if isinstance(step, Activate):
+        return name.lower() if len(name.split()) <= 3 else f"press {name}"
+    if isinstance(step, TypeText):
+        return f"type into {name}" if name else "type that"
+    if isinstance(step, SetValue):
+        if isinstance(step.value, bool):
+            return f"{'tick' if step.value else 'untick'} {name}"
+        return f"set {name}"
+    if isinstance(step, Select):
+        return f"select {name}"
+    if isinstance(step, OpenApp):
+        return f"open {step.app}"
+    if isinstance(step, PressKey):
+        return f"press {spoken_chord(step.chord())}"
+    if isinstance(step, Focus):
+        return f"go to {name}"
+    if isinstance(step, Scroll):
+        return f"scroll {step.direction}"
+    return "do that"
+
+
+def confirmation(verdict: Verdict, steps: tuple[ResolvedStep, ...] | None = None) -> str:
+    """'Send needs a yes. Say yes to send, or no.'"""
+    steps = steps if steps is not None else verdict.steps
+    first = steps[0]
+    what = " and then ".join(verb(s.intent) for s in steps)
+    subject = first.node.name if first.node and len(steps) == 1 else "That"
+    if "unsure what was meant" in verdict.reasons:
+        return f"Did you mean {what}? Say yes or no."
+    if verdict.risk == Risk.destructive:
+        return f"{subject} can delete things and needs a yes. Say yes to {what}, or no."
+    if verdict.risk == Risk.harmless:
+        return f"That's a lot of actions in a minute. Say yes to {what}, or no."
+    return f"{subject} needs a yes. Say yes to {what}, or no."
+
+
+def declined(intent_step: Step | None) -> str:
+    return f"Okay, I won't {verb(intent_step)}." if intent_step else "Okay, cancelled."

@@ -1,0 +1,473 @@
+"""The imperative shell around `Turn`: snapshot, plan, validate, confirm, act, speak, journal.
+
+Everything with side effects happens here, in one order: the journal gets `ActionStarted`
+before the desktop is touched (write-ahead), and the outcome after.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from appliance.desktop.describe import describe_element, describe_screen, describe_selection
+from appliance.desktop.model import (
+    REDACTED,
+    Action,
+    ActionResult,
+    Desktop,
+    DesktopError,
+    ElementState,
+    Snapshot,
+)
+from appliance.intents.model import Intent, Read, Sequence, Step, dump_intent, parse_intent
+from appliance.intents.planner import Plan, Planner
+from appliance.journal.application import Journal
+from appliance.policy.validator import (
+    Ambiguous,
+    Rejected,
+    ResolvedStep,
+    Verdict,
+    resolve_step,
+    validate,
+)
+from appliance.replies import confirmation, declined, did, verb
+from appliance.turn import Outcome, Turn
+
+
+@dataclass
+class TurnReport:
+    """What one utterance led to; the CLI's `--json` object."""
+
+    transcript: str
+    intent: dict[str, Any] | None
+    decision: str
+    reasons: list[str]
+    spoken: str
+    turn_id: str
+    planner: str = ""
+    expects_answer: bool = False
+    notices: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "transcript": self.transcript,
+            "intent": self.intent,
+            "decision": self.decision,
+            "reasons": self.reasons,
+            "spoken": self.spoken,
+            "turn_id": self.turn_id,
+            "planner": self.planner,
+            "expects_answer": self.expects_answer,
+            "notices": self.notices,
+        }
+
+
+def state_json(states: dict[str, ElementState], snapshot: Snapshot) -> dict[str, Any]:
+    """Element states as journal data, with role and name; secret values are redacted."""
+    out: dict[str, Any] = {}
+    for key, s in states.items():
+        node = snapshot.node(key)
+        value = s.value
+        if node is not None and node.secret and value:
+            value = REDACTED
+        out[key] = {
+            "role": node.role if node else ("application" if key.startswith("app:") else None),
+            "name": node.name if node else key.removeprefix("app:"),
+            "value": value,
+            "states": sorted(s.states),
+            "activations": s.activations,
+            "running": s.running,
+        }
+    return out
+
+
+def state_from_json(data: dict[str, Any]) -> ElementState:
+    return ElementState(
+        value=data["value"],
+        states=frozenset(data["states"]),
+        activations=data["activations"],
+        running=data["running"],
+    )
+
+
+class Session:
+    """Runs turns against one journal, one desktop and one planner."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        desktop: Desktop,
+        planner: Planner,
+        clock: Callable[[], float] = time.time,
+        speaks_later: bool = False,
+        device: str = "",
+    ) -> None:
+        self.journal = journal
+        self.desktop = desktop
+        self.planner = planner
+        self.clock = clock
+        self.speaks_later = speaks_later  # the voice layer records Spoke once audio is out
+        self.device = device
+
+    # -- start-up ----------------------------------------------------------------------
+
+    def recover(self) -> list[str]:
+        """Mark turns whose action never got an outcome as Interrupted, and say so."""
+        notices = []
+        for turn in self.journal.in_flight_turns():
+            step = turn.steps[-1]
+            turn.interrupt()
+            text = (
+                f"I was interrupted while doing {step['target'] or step['action']['kind']}. "
+                "Please check it."
+            )
+            turn.spoke(text=text, timings={})
+            turn.end(Outcome.interrupted)
+            self.journal.record(turn)
+            notices.append(text)
+        return notices
+
+    # -- one utterance -----------------------------------------------------------------
+
+    def say(
+        self,
+        text: str,
+        trigger: str = "text",
+        engine: str = "text",
+        confidence: float | None = None,
+        timings: dict[str, float] | None = None,
+    ) -> TurnReport:
+        notices = self.recover()
+        heard = (engine, confidence, timings or {})
+        snapshot = self.desktop.snapshot()
+        pending = self.journal.pending_turn()
+        if pending is not None and self.clock() > pending.expires_at:
+            notices.append(self._expire(pending))
+            pending = None
+
+        plan = self.planner.plan(text, snapshot)
+        notices.extend(plan.notes)
+        kind = plan.intent.intent if plan.intent else None
+        if pending is not None and kind in ("confirm", "deny", "cancel"):
+            report = self._answer(pending, text, plan, kind == "confirm", heard)
+        else:
+            if pending is not None:  # a new command replaces the open question
+                pending.decline(by="new command")
+                pending.end(Outcome.cancelled)
+                self.journal.record(pending)
+            report = self._new_turn(text, trigger, plan, snapshot, heard)
+        report.notices = notices + report.notices
+        return report
+
+    def _expire(self, pending: Turn) -> str:
+        pending.time_out()
+        text = "The earlier question timed out, so I did nothing."
+        pending.end(Outcome.timed_out)
+        self.journal.record(pending)
+        return text
+
+    def _new_turn(
+        self,
+        text: str,
+        trigger: str,
+        plan: Plan,
+        snapshot: Snapshot,
+        heard: tuple[str, float | None, dict[str, float]],
+    ) -> TurnReport:
+        settings = self.journal.settings()
+        verdict = validate(plan.intent, snapshot, settings, self._recent_unconfirmed())
+        turn = Turn(trigger=trigger, device=self.device)
+        secret = verdict.secret
+        transcript = f"{REDACTED} (typed into a hidden field)" if secret else text
+        turn.heard(transcript, *heard)
+        intent_json = _journal_intent(verdict.intent or plan.intent, verdict)
+        turn.planned(intent_json, plan.planner, plan.model, round(plan.latency_ms, 3))
+        turn.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
+        report = TurnReport(
+            transcript,
+            intent_json,
+            "",
+            list(verdict.reasons),
+            "",
+            turn.id.hex,
+            planner=plan.planner,
+        )
+
+        match verdict.outcome:
+            case "reject":
+                return self._finish(turn, report, Outcome.rejected, verdict.reasons[0])
+            case "clarify":
+                report.expects_answer = True
+                return self._finish(turn, report, Outcome.clarify, verdict.reasons[0])
+            case "answer":
+                return self._finish(turn, report, Outcome.answered, _answer_text(verdict, snapshot))
+            case "control":
+                return self._control(turn, report, verdict)
+            case "confirm":
+                prompt = confirmation(verdict)
+                return self._ask(turn, report, prompt, 0)
+            case _:
+                return self._act(turn, report, verdict, verdict.steps, start=0)
+
+    def _ask(self, turn: Turn, report: TurnReport, prompt: str, resume_step: int) -> TurnReport:
+        timeout = self.journal.settings().confirm_timeout_s
+        turn.ask_confirmation(prompt, self.clock() + timeout, resume_step)
+        self._speak(turn, prompt)
+        self.journal.record(turn)
+        report.decision, report.spoken, report.expects_answer = (
+            Outcome.needs_confirmation,
+            prompt,
+            True,
+        )
+        return report
+
+    def _finish(self, turn: Turn, report: TurnReport, outcome: Outcome, spoken: str) -> TurnReport:
+        self._speak(turn, spoken)
+        turn.end(outcome)
+        self.journal.record(turn)
+        report.decision, report.spoken = outcome.value, spoken
+        return report
+
+    def _speak(self, turn: Turn, text: str) -> None:
+        if text and not self.speaks_later:
+            turn.spoke(text=text, timings={})
+
+    # -- answers to a pending question -------------------------------------------------
+
+    def _answer(
+        self,
+        pending: Turn,
+        text: str,
+        plan: Plan,
+        yes: bool,
+        heard: tuple[str, float | None, dict[str, float]],
+    ) -> TurnReport:
+        pending.heard(text, *heard)
+        answer = dump_intent(plan.intent) if plan.intent else None
+        pending.planned(answer, plan.planner, plan.model, round(plan.latency_ms, 3))
+        report = TurnReport(text, answer, "", [], "", pending.id.hex, planner=plan.planner)
+        original = _stored_intent(pending)
+        if not yes:
+            pending.decline(by="voice")
+            first = _first_step(original)
+            return self._finish(pending, report, Outcome.cancelled, declined(first))
+        pending.confirm(by="voice")
+        if original is None:
+            return self._finish(
+                pending,
+                report,
+                Outcome.rejected,
+                "I didn't keep what was hidden. Please say it again.",
+            )
+        snapshot = self.desktop.snapshot()
+        verdict = validate(original, snapshot, self.journal.settings())
+        pending.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
+        report.reasons = list(verdict.reasons)
+        if verdict.outcome == "reject":
+            return self._finish(pending, report, Outcome.rejected, verdict.reasons[0])
+        if verdict.outcome not in ("execute", "confirm"):
+            return self._finish(pending, report, Outcome.rejected, "That can't be done now.")
+        return self._act(
+            pending, report, verdict, verdict.steps, start=pending.resume_step, confirmed=True
+        )
+
+    # -- acting ------------------------------------------------------------------------
+
+    def _act(
+        self,
+        turn: Turn,
+        report: TurnReport,
+        verdict: Verdict,
+        steps: tuple[ResolvedStep, ...],
+        start: int,
+        confirmed: bool = False,
+    ) -> TurnReport:
+        done: list[str] = []
+        settings = self.journal.settings()
+        for i in range(start, len(steps)):
+            step = steps[i]
+            if i > start or step.deferred:
+                # Earlier steps may have changed the screen: check this one against it afresh.
+                try:
+                    step, _score = resolve_step(step.intent, self.desktop.snapshot(), settings)
+                except (Rejected, Ambiguous) as e:
+                    turn.validated("reject", step.risk.value, [str(e)], step=i)
+                    return self._finish(turn, report, Outcome.failed, " ".join([*done, str(e)]))
+                if step.risk.rank > verdict.risk.rank and not confirmed:
+                    if step.risk.value == "destructive" and not settings.allow_destructive:
+                        msg = "The next step could delete something, so I stopped."
+                        turn.validated("reject", step.risk.value, [msg], step=i)
+                        return self._finish(turn, report, Outcome.rejected, " ".join([*done, msg]))
+                    turn.validated("confirm", step.risk.value, ["risk found mid-way"], step=i)
+                    prompt = " ".join([*done, confirmation(verdict, (step,))])
+                    return self._ask(turn, report, prompt, i)
+            failure = self._perform(turn, i, step)
+            if failure:
+                return self._finish(turn, report, Outcome.failed, " ".join([*done, failure]))
+            done.append(did(step))
+        return self._finish(turn, report, Outcome.executed, " ".join(done))
+
+    def _perform(self, turn: Turn, index: int, step: ResolvedStep) -> str:
+        """Write-ahead, act, record the outcome. Returns what to say on failure, else ''."""
+        action = step.action
+        assert action is not None
+        snapshot = self.desktop.snapshot()
+        node = snapshot.node(step.node.id) if step.node else None
+        before = (
+            state_json({node.id: ElementState(value=node.value, states=node.states)}, snapshot)
+            if node
+            else {}
+        )
+        shown = action.redacted() if step.secret else action
+        target = node.name if node else (action.target or action.key or action.direction or "")
+        turn.start_action(index, shown.model_dump(mode="json", exclude_none=True), target, before)
+        self.journal.record(turn)  # write-ahead: on disk before the desktop is touched
+        try:
+            result = self.desktop.perform(action)
+        except DesktopError as e:
+            turn.action_failed(str(e))
+            return f"I couldn't {_what(step)}: {e}"
+        if not result.verified:
+            observed = state_json(result.after, snapshot)
+            turn.action_failed(f"not verified; observed {observed} {result.detail}".strip())
+            return f"I tried to {_what(step)}, but it didn't take effect."
+        turn.action_succeeded(
+            state_json(result.before, snapshot),
+            state_json(result.after, snapshot),
+            result.verified,
+            result.via,
+        )
+        return ""
+
+    # -- undo and cancel ---------------------------------------------------------------
+
+    def _control(self, turn: Turn, report: TurnReport, verdict: Verdict) -> TurnReport:
+        kind = verdict.intent.intent if verdict.intent else ""
+        if kind == "undo":
+            return self._undo(turn, report)
+        if kind == "cancel":
+            return self._finish(turn, report, Outcome.cancelled, "Nothing to cancel.")
+        return self._finish(
+            turn, report, Outcome.rejected, "There's no question waiting for an answer."
+        )
+
+    def _undo(self, turn: Turn, report: TurnReport) -> TurnReport:
+        stack = self.journal.undo_stack()
+        if not stack:
+            return self._finish(turn, report, Outcome.rejected, "There's nothing to undo.")
+        target = stack[0]
+        restore: dict[str, ElementState] = {}
+        for step in reversed(target.steps):
+            for key, data in step["result_before"].items():
+                if data["value"] == REDACTED:
+                    return self._finish(
+                        turn,
+                        report,
+                        Outcome.rejected,
+                        f"I can't put back the hidden value of {step['target']}.",
+                    )
+                restore[key] = state_from_json(data)
+        changed = self._changed_since(target)
+        if changed:
+            return self._finish(
+                turn, report, Outcome.rejected, f"{changed} has changed since, so I left it alone."
+            )
+        action = Action(kind="restore", restore=restore)
+        names = ", ".join(dict.fromkeys(s["target"] for s in target.steps))
+        turn.start_action(0, action.model_dump(mode="json", exclude_none=True), names, {})
+        self.journal.record(turn)
+        snapshot = self.desktop.snapshot()
+        try:
+            result: ActionResult = self.desktop.perform(action)
+        except DesktopError as e:
+            turn.action_failed(str(e))
+            return self._finish(turn, report, Outcome.failed, f"I couldn't undo that: {e}")
+        turn.action_succeeded(
+            state_json(result.before, snapshot),
+            state_json(result.after, snapshot),
+            result.verified,
+            result.via,
+        )
+        target.mark_undone(by_turn=turn.id.hex, outcome="restored")
+        self.journal.record(target)
+        return self._finish(
+            turn, report, Outcome.undone, f"Undone: {target.spoken[-1] if target.spoken else names}"
+        )
+
+    def _changed_since(self, target: Turn) -> str:
+        """The name of an element that no longer looks the way the turn left it, if any."""
+        snapshot = self.desktop.snapshot()
+        for step in target.steps:
+            for key, after in step["after"].items():
+                key = str(key)
+                if key.startswith("app:"):
+                    running = key[4:] in snapshot.applications
+                    if running != after["running"]:
+                        return key[4:]
+                    continue
+                node = snapshot.node(key)
+                if node is None:
+                    return str(step["target"])
+                if after["value"] != REDACTED and (
+                    node.value != after["value"] or sorted(node.states) != after["states"]
+                ):
+                    return node.name
+        return ""
+
+    def _recent_unconfirmed(self) -> int:
+        """Actions carried out without a yes in the last minute (for the rate limit)."""
+        since = datetime.fromtimestamp(self.clock(), UTC) - timedelta(minutes=1)
+        count = 0
+        for turn in self.journal.recent_turns():
+            if turn.confirmed_by or turn.modified_on < since:
+                continue
+            count += sum(1 for s in turn.steps if "after" in s)
+        return count
+
+
+def _journal_intent(intent: Intent | None, verdict: Verdict) -> dict[str, Any] | None:
+    """The intent as journal data, with text meant for a hidden field replaced."""
+    if intent is None:
+        return None
+    data = dump_intent(intent)
+    if verdict.secret:
+        data["words"] = REDACTED
+        for step in [data, *data.get("steps", [])]:
+            if "text" in step:
+                step["text"] = REDACTED
+    return data
+
+
+def _stored_intent(turn: Turn) -> Intent | None:
+    if turn.intent is None or REDACTED in str(turn.intent):
+        return None
+    return parse_intent(turn.intent)
+
+
+def _first_step(intent: Intent | None) -> Step | None:
+    if isinstance(intent, Sequence):
+        return intent.steps[0]
+    if intent is None or intent.intent in ("undo", "cancel", "confirm", "deny", "clarify"):
+        return None
+    return intent  # type: ignore[return-value]
+
+
+def _what(step: ResolvedStep) -> str:
+    return verb(step.intent)
+
+
+def _answer_text(verdict: Verdict, snapshot: Snapshot) -> str:
+    parts = []
+    for step in verdict.steps:
+        read = step.intent
+        assert isinstance(read, Read)
+        if step.node is not None:
+            parts.append(describe_element(step.node))
+        elif read.what == "selection":
+            parts.append(describe_selection(snapshot))
+        else:
+            parts.append(describe_screen(snapshot))
+    return " ".join(parts)

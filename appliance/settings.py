@@ -1,0 +1,47 @@
+"""Caregiver settings: what the appliance is allowed to do. Changed only through the journal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    allow_destructive: bool = Field(
+        default=False, description="let deleting, erasing and factory resets through (confirmed)"
+    )
+    confirm_timeout_s: float = Field(
+        default=30.0, ge=0.0, le=3600.0, description="how long a question waits for yes or no"
+    )
+    max_unconfirmed_per_minute: int = Field(
+        default=10, ge=0, le=600, description="actions a minute before each one needs a yes"
+    )
+    denylist_apps: tuple[str, ...] = Field(
+        default=(), description="applications the appliance never opens or acts in"
+    )
+    wake_phrase: str = Field(default="hey juniper", min_length=2)
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        return list(cls.model_fields)
+
+
+class SettingsError(Exception):
+    """An unknown setting or a value it cannot take; the message is one line."""
+
+
+def parse_value(key: str, raw: str) -> Any:
+    """Turn a caregiver's text (from the CLI or a web form) into a validated value."""
+    if key not in Settings.model_fields:
+        raise SettingsError(f"unknown setting {key!r}; known: {', '.join(Settings.keys())}")
+    value: Any = raw
+    if key == "denylist_apps":
+        value = tuple(a.strip() for a in raw.split(",") if a.strip())
+    try:
+        checked = Settings.model_validate({key: value})
+    except ValidationError as e:
+        raise SettingsError(f"bad value for {key}: {e.errors()[0]['msg']}") from None
+    return getattr(checked, key)

@@ -1,0 +1,292 @@
+"""End-to-end: the `appliance` CLI on sim scenes, every intent, confirmation, undo, secrets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli_runner import Kiosk, run
+from tests.scenes import messages, settings_panel
+
+
+@pytest.fixture
+def kiosk(tmp_path: Path) -> Kiosk:
+    return Kiosk(tmp_path, messages())
+
+
+def test_type_then_send_with_yes(kiosk: Kiosk) -> None:
+    typed = kiosk.say("type hello grandma in the message box")
+    assert typed["decision"] == "executed"
+    assert typed["spoken"] == "Typed hello grandma into Message."
+    assert typed["intent"]["intent"] == "type_text"
+    assert kiosk.element("Message")["value"] == "hello grandma"
+
+    asked = kiosk.say("click send")
+    assert asked["decision"] == "needs_confirmation"
+    assert asked["spoken"] == "Send needs a yes. Say yes to send, or no."
+    assert kiosk.element("Send").get("activations", 0) == 0, "nothing happens before the yes"
+
+    done = kiosk.say("yes")
+    assert done["decision"] == "executed" and done["turn_id"] == asked["turn_id"]
+    assert kiosk.element("Send")["activations"] == 1
+    assert kiosk.element("Status")["value"] == "Message sent"  # the scene's effect
+    assert done["desktop"]["applications"][0]["name"] == "Messages"
+
+
+def test_no_declines(kiosk: Kiosk) -> None:
+    kiosk.say("press send")
+    no = kiosk.say("no")
+    assert no["decision"] == "cancelled" and "won't" in no["spoken"]
+    assert kiosk.element("Send").get("activations", 0) == 0
+    again = kiosk.say("yes")
+    assert again["decision"] == "rejected", "a yes after a no confirms nothing"
+
+
+def test_cancel_a_pending_question_and_a_new_command_replaces_it(kiosk: Kiosk) -> None:
+    kiosk.say("tap send")
+    assert kiosk.say("never mind")["decision"] == "cancelled"
+    kiosk.say("hit send")
+    other = kiosk.say("tick urgent")
+    assert other["decision"] == "executed"
+    assert kiosk.say("yes")["decision"] == "rejected"
+    assert kiosk.element("Send").get("activations", 0) == 0
+
+
+def test_a_pending_confirmation_expires(kiosk: Kiosk) -> None:
+    assert (
+        run(
+            "settings", "set", "confirm_timeout_s", "0", "--by", "test", "--store", kiosk.store
+        ).code
+        == 0
+    )
+    kiosk.say("click send")
+    late = kiosk.say("yes")
+    assert late["decision"] == "rejected"
+    assert any("timed out" in n for n in late["notices"])
+    assert kiosk.element("Send").get("activations", 0) == 0
+
+
+def test_every_acting_intent_changes_the_scene(kiosk: Kiosk) -> None:
+    assert kiosk.say("uncheck urgent")["decision"] == "executed"
+    assert "checked" not in kiosk.element("Urgent").get("states", [])
+    assert kiosk.say("turn on urgent")["decision"] == "executed"
+    assert "checked" in kiosk.element("Urgent")["states"]
+    assert kiosk.say("choose doctor")["decision"] == "executed"
+    assert kiosk.element("Doctor")["states"] == ["selected"]
+    assert "selected" not in kiosk.element("Grandma").get("states", [])
+    assert kiosk.say("focus on message")["decision"] == "executed"
+    assert "focused" in kiosk.element("Message")["states"]
+    assert kiosk.say("press control c")["decision"] == "executed"
+    assert kiosk.say("scroll down")["decision"] == "executed"
+    assert kiosk.raw_scene()["keystrokes"] == ["ctrl+c", "Page_Down"]
+    assert kiosk.say("launch radio")["decision"] == "executed"
+    assert [a["name"] for a in kiosk.raw_scene()["applications"]] == ["Messages", "Radio"]
+    assert kiosk.say("set volume to seventy")["decision"] == "executed"
+    assert kiosk.element("Volume")["value"] == 70
+    assert kiosk.say("set station to jazz fm")["decision"] == "executed"
+    assert kiosk.element("Station")["value"] == "Jazz FM"
+    read = kiosk.say("what does volume say")
+    assert read["decision"] == "answered" and "70" in read["spoken"]
+    screen = kiosk.say("what is on the screen")
+    assert screen["decision"] == "answered" and "Radio" in screen["spoken"]
+
+
+def test_go_to_a_tab_and_sequences(tmp_path: Path) -> None:
+    kiosk = Kiosk(tmp_path, messages())
+    seq = kiosk.say("open calendar and then go to the week tab")
+    assert seq["decision"] == "executed", seq
+    assert kiosk.element("Week")["states"] == ["selected"]
+    assert seq["intent"]["intent"] == "sequence"
+
+
+def test_undo_reverses_the_last_undoable_turn(kiosk: Kiosk) -> None:
+    kiosk.say("type hello in the message box")
+    kiosk.say("select doctor")
+    undone = kiosk.say("undo that")
+    assert undone["decision"] == "undone"
+    assert kiosk.element("Grandma")["states"] == ["selected"]
+    assert "selected" not in kiosk.element("Doctor").get("states", [])
+    assert kiosk.say("undo")["decision"] == "undone"
+    assert kiosk.element("Message")["value"] == ""
+    nothing = kiosk.say("undo")
+    assert nothing["decision"] == "rejected" and "nothing to undo" in nothing["spoken"].lower()
+    timeline = run("audit", "--json", "--store", kiosk.store).json()
+    assert sum(1 for r in timeline if r["event"] == "Undone") == 2
+
+
+def test_undo_leaves_changed_things_alone(kiosk: Kiosk) -> None:
+    kiosk.say("type hello in the message box")
+    scene = kiosk.raw_scene()
+    scene["applications"][0]["windows"][0]["children"][0]["value"] = "changed by someone"
+    kiosk.scene.write_text(json.dumps(scene))
+    refused = kiosk.say("undo")
+    assert refused["decision"] == "rejected" and "changed since" in refused["spoken"]
+    assert kiosk.element("Message")["value"] == "changed by someone"
+
+
+def test_presses_cannot_be_undone(kiosk: Kiosk) -> None:
+    kiosk.say("click send")
+    kiosk.say("yes")
+    assert kiosk.say("undo")["decision"] == "rejected"
+
+
+def test_disabled_missing_and_destructive(tmp_path: Path) -> None:
+    kiosk = Kiosk(tmp_path, settings_panel())
+    assert kiosk.say("click factory reset")["decision"] == "rejected"
+    assert kiosk.element("Factory reset").get("activations", 0) == 0
+    run("settings", "set", "allow_destructive", "true", "--by", "carol", "--store", kiosk.store)
+    asked = kiosk.say("click factory reset")
+    assert asked["decision"] == "needs_confirmation"
+    assert kiosk.say("yes")["decision"] == "executed"
+    assert kiosk.element("Factory reset")["activations"] == 1
+
+    msgs = Kiosk(tmp_path / "m", messages()) if (tmp_path / "m").mkdir() is None else None
+    assert msgs is not None
+    disabled = msgs.say("click call")
+    assert disabled["decision"] == "rejected" and "greyed out" in disabled["spoken"]
+    missing = msgs.say("click the launch button")
+    assert missing["decision"] in ("rejected", "needs_confirmation")
+    assert msgs.element("Send").get("activations", 0) == 0
+
+
+def test_secrets_never_reach_the_store_or_the_audit(kiosk: Kiosk) -> None:
+    typed = kiosk.say("type 4321 into pin")
+    assert typed["decision"] == "executed"
+    assert "4321" not in json.dumps(typed), "not shown in the turn's output either"
+    assert typed["spoken"] == "Typed into PIN."
+    kiosk.say("what does pin say")
+    kiosk.say("undo")
+    store = Path(kiosk.store)
+    for path in [store, *store.parent.glob(store.name + "-*")]:
+        assert b"4321" not in path.read_bytes(), path
+    audit = run("audit", "--json", "--store", kiosk.store)
+    assert audit.code == 0 and "4321" not in audit.out
+    plan = run("plan", "type 4321 into pin", "--desktop", f"sim:{kiosk.scene}", "--json")
+    assert "4321" not in plan.out
+
+
+def test_plan_performs_nothing(kiosk: Kiosk) -> None:
+    before = kiosk.scene.read_text()
+    r = run("plan", "click send", "--desktop", f"sim:{kiosk.scene}", "--json")
+    assert r.code == 0
+    data = r.json()
+    assert data["decision"] == "needs_confirmation" and data["intent"]["target"] == "Send"
+    assert kiosk.scene.read_text() == before
+
+
+def test_audit_table_and_filters(kiosk: Kiosk) -> None:
+    first = kiosk.say("tick urgent")
+    kiosk.say("select doctor")
+    table = run("audit", "--store", kiosk.store)
+    assert table.code == 0 and "ActionSucceeded" in table.out and "Ticked Urgent" in table.out
+    one = run("audit", "--json", "--turn", first["turn_id"][:8], "--store", kiosk.store).json()
+    assert {r["turn"] for r in one} == {first["turn_id"][:8]}
+    assert run("audit", "--json", "--since", "1h", "--store", kiosk.store).json()
+    assert run("audit", "--since", "yesterday-ish", "--store", kiosk.store).code != 0
+
+
+def test_replay_reports_no_divergence_for_an_honest_journal(kiosk: Kiosk) -> None:
+    for line in (
+        "type hi in the message box",
+        "untick urgent",
+        "select doctor",
+        "open calendar",
+        "undo",
+        "press enter",
+    ):
+        kiosk.say(line)
+    r = run("replay", "--json", "--store", kiosk.store)
+    assert r.code == 0, r.err
+    report = r.json()
+    assert report["actions"] >= 5 and report["divergences"] == []
+
+
+def test_replay_finds_a_divergence(kiosk: Kiosk) -> None:
+    """An application that did something other than asked shows up as a divergence."""
+    kiosk.say("tick urgent")  # already ticked: nothing changes
+    kiosk.say("untick urgent")
+    from appliance.journal.application import Journal
+    from tests.test_journal import _sql
+
+    journal = Journal(kiosk.store)
+    rows = [(nid, e) for nid, e in journal.domain_events() if type(e).__name__ == "ActionSucceeded"]
+    nid, event = rows[-1]
+    forged = dict(event.after)  # type: ignore[attr-defined]
+    key = next(iter(forged))
+    forged[key] = {**forged[key], "states": ["checked"]}
+    state = json.loads(
+        _sql(kiosk.store)("SELECT state FROM stored_events WHERE rowid=?", (nid,))[0][0]
+    )
+    state["after"] = forged
+    _sql(kiosk.store)(
+        "UPDATE stored_events SET state=? WHERE rowid=?", (json.dumps(state).encode(), nid)
+    )
+    r = run("replay", "--json", "--store", kiosk.store)
+    assert r.code == 1
+    assert r.json()["divergences"][0]["detail"].startswith("Urgent: recorded states")
+    verify = run("audit", "verify", "--store", kiosk.store)
+    assert verify.code != 0 and f"event #{nid}" in verify.err
+
+
+def test_audit_verify(kiosk: Kiosk) -> None:
+    kiosk.say("tick urgent")
+    ok = run("audit", "verify", "--store", kiosk.store)
+    assert ok.code == 0 and "intact" in ok.out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["say", "hello", "--desktop", "sim:/nonexistent/scene.json"], "scene file not found"),
+        (["say", "hello", "--desktop", "vnc"], "unknown desktop"),
+        (["say", "", "--desktop", "sim:SCENE"], "empty"),
+        (["say", "hi", "--desktop", "sim:BAD", "--store", "STORE"], "bad scene"),
+        (["say", "hi", "--desktop", "sim:SCENE", "--store", "mysql://x/y"], "unknown store"),
+        (["audit", "--store", "NOTDB"], "not a SQLite journal"),
+        (["settings", "set", "volume", "11", "--by", "x", "--store", "STORE"], "unknown setting"),
+        (
+            [
+                "settings",
+                "set",
+                "max_unconfirmed_per_minute",
+                "lots",
+                "--by",
+                "x",
+                "--store",
+                "STORE",
+            ],
+            "bad value",
+        ),
+        (["bench", "everything"], "unknown benchmark"),
+        (["frobnicate"], "No such command"),
+        (["say"], "Missing argument"),
+    ],
+)
+def test_errors_are_one_line_and_non_zero(tmp_path: Path, args: list[str], message: str) -> None:
+    scene = tmp_path / "scene.json"
+    scene.write_text(json.dumps(messages()))
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"applications": [{"windows": "nope"}]}')
+    notdb = tmp_path / "notes.txt"
+    notdb.write_text("just some text, definitely not a journal")
+    subst = {
+        "sim:SCENE": f"sim:{scene}",
+        "sim:BAD": f"sim:{bad}",
+        "STORE": str(tmp_path / "j.db"),
+        "NOTDB": str(notdb),
+    }
+    r = run(*[subst.get(a, a) for a in args])
+    assert r.code != 0
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1, r.err
+    assert message.lower() in lines[0].lower()
+    assert "Traceback" not in r.err
+
+
+def test_demo_runs_and_prints_the_timeline() -> None:
+    r = run("demo")
+    assert r.code == 0, r.err
+    assert "Typed hello grandma into Message." in r.out
+    assert "TurnEnded" in r.out and "Hash chain: intact." in r.out
