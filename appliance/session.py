@@ -34,6 +34,7 @@ from appliance.policy.validator import (
     validate,
 )
 from appliance.replies import confirmation, declined, did, verb
+from appliance.settings import Settings
 from appliance.turn import Outcome, Turn
 
 
@@ -111,13 +112,15 @@ class Session:
         self.clock = clock
         self.speaks_later = speaks_later  # the voice layer records Spoke once audio is out
         self.device = device
+        self._recent: list[Turn] = []
+        self._settings = Settings()
 
     # -- start-up ----------------------------------------------------------------------
 
-    def recover(self) -> list[str]:
+    def recover(self, recent: list[Turn] | None = None) -> list[str]:
         """Mark turns whose action never got an outcome as Interrupted, and say so."""
         notices = []
-        for turn in self.journal.in_flight_turns():
+        for turn in self.journal.in_flight_turns(recent):
             step = turn.steps[-1]
             turn.interrupt()
             text = (
@@ -140,10 +143,13 @@ class Session:
         confidence: float | None = None,
         timings: dict[str, float] | None = None,
     ) -> TurnReport:
-        notices = self.recover()
+        # Read the journal once per utterance: its tail and the settings.
+        self._recent = self.journal.recent_turns()
+        self._settings = self.journal.settings()
+        notices = self.recover(self._recent)
         heard = (engine, confidence, timings or {})
         snapshot = self.desktop.snapshot()
-        pending = self.journal.pending_turn()
+        pending = self.journal.pending_turn(self._recent)
         if pending is not None and self.clock() > pending.expires_at:
             notices.append(self._expire(pending))
             pending = None
@@ -177,8 +183,7 @@ class Session:
         snapshot: Snapshot,
         heard: tuple[str, float | None, dict[str, float]],
     ) -> TurnReport:
-        settings = self.journal.settings()
-        verdict = validate(plan.intent, snapshot, settings, self._recent_unconfirmed())
+        verdict = validate(plan.intent, snapshot, self._settings, self._recent_unconfirmed())
         turn = Turn(trigger=trigger, device=self.device)
         secret = verdict.secret
         transcript = f"{REDACTED} (typed into a hidden field)" if secret else text
@@ -210,10 +215,10 @@ class Session:
                 prompt = confirmation(verdict)
                 return self._ask(turn, report, prompt, 0)
             case _:
-                return self._act(turn, report, verdict, verdict.steps, start=0)
+                return self._act(turn, report, verdict, verdict.steps, start=0, snapshot=snapshot)
 
     def _ask(self, turn: Turn, report: TurnReport, prompt: str, resume_step: int) -> TurnReport:
-        timeout = self.journal.settings().confirm_timeout_s
+        timeout = self._settings.confirm_timeout_s
         turn.ask_confirmation(prompt, self.clock() + timeout, resume_step)
         self._speak(turn, prompt)
         self.journal.record(turn)
@@ -263,7 +268,7 @@ class Session:
                 "I didn't keep what was hidden. Please say it again.",
             )
         snapshot = self.desktop.snapshot()
-        verdict = validate(original, snapshot, self.journal.settings())
+        verdict = validate(original, snapshot, self._settings)
         pending.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
         report.reasons = list(verdict.reasons)
         if verdict.outcome == "reject":
@@ -284,15 +289,17 @@ class Session:
         steps: tuple[ResolvedStep, ...],
         start: int,
         confirmed: bool = False,
+        snapshot: Snapshot | None = None,
     ) -> TurnReport:
         done: list[str] = []
-        settings = self.journal.settings()
+        settings = self._settings
         for i in range(start, len(steps)):
             step = steps[i]
-            if i > start or step.deferred:
+            if i > start or step.deferred or snapshot is None:
                 # Earlier steps may have changed the screen: check this one against it afresh.
+                snapshot = self.desktop.snapshot()
                 try:
-                    step, _score = resolve_step(step.intent, self.desktop.snapshot(), settings)
+                    step, _score = resolve_step(step.intent, snapshot, settings)
                 except (Rejected, Ambiguous) as e:
                     turn.validated("reject", step.risk.value, [str(e)], step=i)
                     return self._finish(turn, report, Outcome.failed, " ".join([*done, str(e)]))
@@ -304,17 +311,16 @@ class Session:
                     turn.validated("confirm", step.risk.value, ["risk found mid-way"], step=i)
                     prompt = " ".join([*done, confirmation(verdict, (step,))])
                     return self._ask(turn, report, prompt, i)
-            failure = self._perform(turn, i, step)
+            failure = self._perform(turn, i, step, snapshot)
             if failure:
                 return self._finish(turn, report, Outcome.failed, " ".join([*done, failure]))
             done.append(did(step))
         return self._finish(turn, report, Outcome.executed, " ".join(done))
 
-    def _perform(self, turn: Turn, index: int, step: ResolvedStep) -> str:
+    def _perform(self, turn: Turn, index: int, step: ResolvedStep, snapshot: Snapshot) -> str:
         """Write-ahead, act, record the outcome. Returns what to say on failure, else ''."""
         action = step.action
         assert action is not None
-        snapshot = self.desktop.snapshot()
         node = snapshot.node(step.node.id) if step.node else None
         before = (
             state_json({node.id: ElementState(value=node.value, states=node.states)}, snapshot)
@@ -355,7 +361,7 @@ class Session:
         )
 
     def _undo(self, turn: Turn, report: TurnReport) -> TurnReport:
-        stack = self.journal.undo_stack()
+        stack = self.journal.undo_stack(self._recent)
         if not stack:
             return self._finish(turn, report, Outcome.rejected, "There's nothing to undo.")
         target = stack[0]
@@ -421,7 +427,7 @@ class Session:
         """Actions carried out without a yes in the last minute (for the rate limit)."""
         since = datetime.fromtimestamp(self.clock(), UTC) - timedelta(minutes=1)
         count = 0
-        for turn in self.journal.recent_turns():
+        for turn in self._recent:
             if turn.confirmed_by or turn.modified_on < since:
                 continue
             count += sum(1 for s in turn.steps if "after" in s)

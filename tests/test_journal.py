@@ -183,3 +183,29 @@ def test_verify_names_reordered_events(store: str) -> None:
         "reordered (it was stored as #4)",
         "reordered (it was stored as #3)",
     ]
+
+
+def test_the_kept_tail_follows_own_saves_and_other_writers(store: str) -> None:
+    """A long-running appliance folds only new events; its own saves are not applied twice."""
+    mine, other = Journal(store), Journal(store)
+    first = executed_turn(mine, "one")
+    assert [t.id for t in mine.recent_turns()] == [first.id]
+    second = executed_turn(other, "two")  # e.g. the caregiver's web page in another process
+    assert [t.id for t in mine.recent_turns()] == [second.id, first.id]
+
+    question = Turn(trigger="text")
+    question.heard("click send", "text", None, {})
+    question.planned({"intent": "activate", "target": "Send"}, "grammar", "", 0.1)
+    question.validated("confirm", "moderate", [])
+    question.ask_confirmation("Send needs a yes.", expires_at=1e12)
+    mine.record(question)
+    cached = mine.pending_turn(mine.recent_turns())
+    assert cached is not None and cached.id == question.id
+    cached.heard("yes", "text", None, {})
+    cached.confirm(by="voice")
+    cached.start_action(0, {"kind": "activate", "target": "0.0.2"}, "Send", {})
+    mine.record(cached)
+    refreshed = mine.recent_turns()
+    assert refreshed[0] is cached and refreshed[0].version == cached.version
+    assert [t.id for t in mine.in_flight_turns(refreshed)] == [question.id]
+    assert Journal(store).turn(question.id).version == cached.version

@@ -31,6 +31,7 @@ class SimDesktop:
     def __init__(self, scene: Scene, path: Path | None = None) -> None:
         self.scene = scene
         self.path = path
+        self._ids: dict[str, SceneElement] | None = None  # rebuilt when applications change
 
     @classmethod
     def from_file(cls, path: Path) -> SimDesktop:
@@ -57,10 +58,12 @@ class SimDesktop:
                     stack.extend(reversed(kids))
 
     def _element(self, node_id: str) -> SceneElement:
-        for nid, _app, _win, _parent, el in self._walk():
-            if nid == node_id:
-                return el
-        raise DesktopError("That element is no longer on the screen.")
+        if self._ids is None:
+            self._ids = {nid: el for nid, _app, _win, _parent, el in self._walk()}
+        el = self._ids.get(node_id)
+        if el is None:
+            raise DesktopError("That element is no longer on the screen.")
+        return el
 
     def _active(self) -> tuple[str | None, str | None]:
         for app in self.scene.applications:
@@ -74,8 +77,9 @@ class SimDesktop:
 
     def snapshot(self) -> Snapshot:
         active_app, active_window = self._active()
+        # model_construct: the scene was validated when it was loaded, and this runs per turn.
         nodes = [
-            Node(
+            Node.model_construct(
                 id=nid,
                 role=el.role,
                 name=el.name,
@@ -209,6 +213,7 @@ class SimDesktop:
             raise DesktopError(f"{name} cannot be opened here.")
         self.scene.launchable.remove(app)
         self.scene.applications.append(app)
+        self._ids = None
         self._activate_window(name)
         return "opened"
 
@@ -224,6 +229,7 @@ class SimDesktop:
         app = next((a for a in self.scene.applications if a.name == name), None)
         if app is not None:
             self.scene.applications.remove(app)
+            self._ids = None
             for window in app.windows:
                 if "active" in window.states:
                     window.states.remove("active")
@@ -260,8 +266,10 @@ class SimDesktop:
 
     def _siblings(self, node_id: str) -> list[str]:
         """The node and the others under the same parent (or window), in order."""
+        self._element(node_id)
+        assert self._ids is not None
         parent = node_id.rsplit(".", 1)[0]
-        return [nid for nid, *_ in self._walk() if nid.rsplit(".", 1)[0] == parent]
+        return [nid for nid in self._ids if nid.rsplit(".", 1)[0] == parent]
 
     def _select(self, node_id: str) -> str:
         for nid in self._siblings(node_id):

@@ -16,7 +16,7 @@ from appliance.settings import Settings
 from appliance.turn import Turn
 
 PAGE = 2000
-RECENT_EVENTS = 400
+RECENT_EVENTS = 240
 """How far back the projections of `say` look: enough for the pending question, the last
 minute's actions and the undo stack of a normal session, and cheap to read on every turn."""
 
@@ -27,6 +27,8 @@ class Journal(Application[UUID]):
 
     def __init__(self, store: str | None = None) -> None:
         env = store_env(store)
+        self._tail: dict[UUID, Turn] = {}
+        self._tail_upto = 0
         try:
             super().__init__(env=env)
         except Exception as e:  # the store itself is unreachable or unusable
@@ -88,23 +90,44 @@ class Journal(Application[UUID]):
             yield n.id, self.mapper.to_domain_event(n)
 
     def recent_turns(self, window: int = RECENT_EVENTS) -> list[Turn]:
-        """Turns with events among the last `window` stored events, newest first."""
+        """Turns with events among the last `window` stored events, newest first.
+
+        The tail is kept between calls and only new notifications are read and folded, so a
+        long-running appliance pays per new event, not per turn. Events already applied (our
+        own saves, made on these same objects) are skipped by version.
+        """
         last = self.recorder.max_notification_id() or 0
-        page = self.recorder.select_notifications(start=max(1, last - window + 1), limit=window)
-        ids: dict[UUID, None] = {}
-        for n in reversed(page):
-            if ":Turn." in n.topic:
-                ids.setdefault(UUID(str(n.originator_id)))
-        return [self.turn(i) for i in ids]
+        if not self._tail_upto or last - self._tail_upto > window:
+            self._tail.clear()
+            start = max(1, last - window + 1)
+        else:
+            start = self._tail_upto + 1
+        if last >= start:
+            for n in self.recorder.select_notifications(start=start, limit=last - start + 1):
+                if ":Turn." in n.topic:
+                    self._fold(n)
+        self._tail_upto = last
+        while len(self._tail) > window // 4:  # turns are about 8 events each
+            self._tail.pop(next(iter(self._tail)))
+        return list(reversed(self._tail.values()))
 
-    def pending_turn(self) -> Turn | None:
-        return next((t for t in self.recent_turns() if t.pending), None)
+    def _fold(self, n: Notification) -> None:
+        oid = UUID(str(n.originator_id))
+        turn = self._tail.pop(oid, None)  # re-inserted last: the dict is oldest-first
+        if turn is None and n.originator_version != 1:
+            turn = self.turn(oid)  # began before the tail; load it whole
+        elif turn is None or n.originator_version > turn.version:
+            turn = self.mapper.to_domain_event(n).mutate(turn)  # type: ignore[attr-defined]
+        self._tail[oid] = cast(Turn, turn)
 
-    def undo_stack(self) -> list[Turn]:
-        return [t for t in self.recent_turns() if t.undoable]
+    def pending_turn(self, recent: list[Turn] | None = None) -> Turn | None:
+        return next((t for t in recent or self.recent_turns() if t.pending), None)
 
-    def in_flight_turns(self) -> list[Turn]:
-        return [t for t in self.recent_turns() if t.in_flight]
+    def undo_stack(self, recent: list[Turn] | None = None) -> list[Turn]:
+        return [t for t in recent or self.recent_turns() if t.undoable]
+
+    def in_flight_turns(self, recent: list[Turn] | None = None) -> list[Turn]:
+        return [t for t in recent or self.recent_turns() if t.in_flight]
 
     def verify(self) -> list[Break]:
         recorder = self.recorder
