@@ -111,7 +111,9 @@ def _fill(journal: Journal, n_events: int) -> float:
         turn.validated("execute", "harmless", [])
         turn.start_action(0, {"kind": "set_value", "target": "0.0.1", "value": True}, "Urgent", {})
         journal.record(turn)
-        state: dict[str, Any] = {"0.0.1": {"value": None, "states": [], "activations": 0, "running": None}}
+        state: dict[str, Any] = {
+            "0.0.1": {"value": None, "states": [], "activations": 0, "running": None}
+        }
         turn.action_succeeded(state, state, True, "sim")
         turn.spoke(text="Ticked Urgent.", timings={})
         turn.end("executed")
