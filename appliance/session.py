@@ -26,6 +26,8 @@ from appliance.intents.model import Intent, Read, Sequence, Step, dump_intent, p
 from appliance.intents.planner import Plan, Planner
 from appliance.journal.application import Journal
 from appliance.policy.validator import (
+    CONFIRM_BELOW,
+    REJECT_BELOW,
     Ambiguous,
     Rejected,
     ResolvedStep,
@@ -299,10 +301,18 @@ class Session:
                 # Earlier steps may have changed the screen: check this one against it afresh.
                 snapshot = self.desktop.snapshot()
                 try:
-                    step, _score = resolve_step(step.intent, snapshot, settings)
+                    step, score = resolve_step(step.intent, snapshot, settings)
+                    if score < REJECT_BELOW:
+                        raise Rejected(f"I can't find {getattr(step.intent, 'target', '')}.")
                 except (Rejected, Ambiguous) as e:
                     turn.validated("reject", step.risk.value, [str(e)], step=i)
                     return self._finish(turn, report, Outcome.failed, " ".join([*done, str(e)]))
+                unsure = score < CONFIRM_BELOW and not confirmed
+                if unsure:
+                    turn.validated("confirm", step.risk.value, ["unsure what was meant"], step=i)
+                    question = Verdict("confirm", step.risk, ("unsure what was meant",), (step,))
+                    prompt = " ".join([*done, confirmation(question)])
+                    return self._ask(turn, report, prompt, i)
                 if step.risk.rank > verdict.risk.rank and not confirmed:
                     if step.risk.value == "destructive" and not settings.allow_destructive:
                         msg = "The next step could delete something, so I stopped."

@@ -1,0 +1,48 @@
+"""Spoken key and modifier names -> X keysyms, for the press_key templates."""
+
+from __future__ import annotations
+
+from functools import cache
+from string import ascii_lowercase
+
+from appliance.intents.model import Modifier
+from appliance.intents.numbers import UNITS
+
+MODIFIERS: dict[str, Modifier] = {
+    "control": "ctrl", "ctrl": "ctrl", "ctl": "ctrl", "control key": "ctrl",
+    "alt": "alt", "alt key": "alt", "alter": "alt", "option": "alt",
+    "shift": "shift", "shift key": "shift",
+    "super": "super", "windows": "super", "windows key": "super", "meta": "super",
+    "command": "super", "super key": "super",
+}
+
+NAMED_KEYS: dict[str, str] = {
+    "enter": "Return", "return": "Return", "escape": "Escape", "esc": "Escape",
+    "tab": "Tab", "space": "space", "space bar": "space", "spacebar": "space",
+    "backspace": "BackSpace", "back space": "BackSpace", "delete": "Delete", "del": "Delete",
+    "insert": "Insert", "home": "Home", "end": "End",
+    "page up": "Page_Up", "page down": "Page_Down",
+    "up": "Up", "down": "Down", "left": "Left", "right": "Right",
+    "up arrow": "Up", "down arrow": "Down", "left arrow": "Left", "right arrow": "Right",
+    "arrow up": "Up", "arrow down": "Down", "arrow left": "Left", "arrow right": "Right",
+    "print screen": "Print", "menu": "Menu", "caps lock": "Caps_Lock",
+    "plus": "plus", "minus": "minus", "period": "period", "full stop": "period", "comma": "comma",
+    "slash": "slash",
+}
+
+
+@cache
+def key_names() -> dict[str, str]:
+    """Every spoken key name -> its keysym: named keys, F1..F12, letters and digits."""
+    names = dict(NAMED_KEYS)
+    digit_words = {v: k for k, v in UNITS.items() if v <= 12 and k != "nought"}
+    for n in range(1, 13):
+        for spoken in (f"f{n}", f"f {n}", f"f {digit_words[n]}", f"function {n}"):
+            names[spoken] = f"F{n}"
+    for letter in ascii_lowercase:
+        names[letter] = letter
+        names[f"letter {letter}"] = letter
+    for d in range(10):
+        names[str(d)] = str(d)
+        names[digit_words[d]] = str(d)
+    return names

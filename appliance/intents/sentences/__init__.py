@@ -1,0 +1,1 @@
+"""Sentence templates for the grammar planner (hassil YAML), shipped as package data."""
