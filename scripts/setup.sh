@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Set up everything `make demo` and `make test` need on a fresh Debian 12 / Raspberry Pi OS machine:
+# missing apt packages, the .venv, and an editable install of the package with its extras.
+# Idempotent; a second run with nothing to do takes well under a second.
+set -euo pipefail
+
+# ---------------------------------------------------------------------------------------------
+# APT PACKAGES: the one list of Debian packages the project needs. Add new ones here.
+# ---------------------------------------------------------------------------------------------
+APT_PACKAGES=(
+    make          # runs the two commands
+    python3-venv  # Debian's python3 needs it for `python3 -m venv` (ensurepip)
+    postgresql    # server binaries for the throwaway loopback test database (scripts/postgres.sh)
+    shellcheck    # lints the project's shell scripts in the test suite
+)
+
+# Extras installed with the editable package, e.g. EXTRAS=dev,voice,desktop,llm.
+EXTRAS="${EXTRAS:-dev}"
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+VENV="${VENV:-.venv}"
+STAMP="$VENV/.appliance-install-stamp"
+# Shared with anything else that runs pip or apt on this machine; concurrent runs corrupt both.
+PIP_LOCK="${PIP_LOCK:-/tmp/pip.lock}"
+APT_LOCK="${APT_LOCK:-/tmp/apt.lock}"
+
+say() { printf 'setup: %s\n' "$*"; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        die "need root (or sudo) to run: $*"
+    fi
+}
+
+install_apt_packages() {
+    local missing=() pkg
+    for pkg in "${APT_PACKAGES[@]}"; do
+        if [ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" != "install ok installed" ]; then
+            missing+=("$pkg")
+        fi
+    done
+    if [ "${#missing[@]}" -eq 0 ]; then
+        say "apt packages present"
+        return
+    fi
+    say "installing apt packages: ${missing[*]}"
+    local apt=(env DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=300)
+    as_root flock "$APT_LOCK" "${apt[@]}" update -qq </dev/null >/dev/null
+    as_root flock "$APT_LOCK" "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" \
+        </dev/null >/dev/null
+}
+
+python_ok() {  # usable for the venv: Python >= 3.11
+    "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1
+}
+
+find_python() {
+    local candidate
+    for candidate in ${PYTHON:-} python3 python3.13 python3.12 python3.11 /usr/bin/python3; do
+        if command -v "$candidate" >/dev/null 2>&1 && python_ok "$candidate"; then
+            command -v "$candidate"
+            return
+        fi
+    done
+    die "no Python >= 3.11 found (set PYTHON=/path/to/python3.11)"
+}
+
+make_venv() {
+    if [ -x "$VENV/bin/python" ] && python_ok "$VENV/bin/python" && [ -x "$VENV/bin/pip" ]; then
+        say "$VENV present ($("$VENV/bin/python" -V))"
+        return
+    fi
+    local python
+    python="$(find_python)"
+    say "creating $VENV with $python ($("$python" -V))"
+    rm -rf "$VENV"
+    "$python" -m venv "$VENV"
+    rm -f "$STAMP"
+}
+
+pip_quiet() {
+    # Drop pip's one-line notes about configured package locations absent on this machine (e.g.
+    # file:///opt/pypi/simple) and setuptools' generic notice about editable installs; both are
+    # harmless and would bury the progress lines.
+    PYTHONWARNINGS="${PYTHONWARNINGS:+$PYTHONWARNINGS,}ignore:Editable installation" \
+        flock "$PIP_LOCK" "$VENV/bin/python" -m pip "$@" </dev/null \
+        2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+}
+
+install_package() {
+    local want
+    want="$(cat pyproject.toml <(printf 'extras=%s\n' "$EXTRAS") | sha256sum | cut -d' ' -f1)"
+    if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
+        say "package up to date (extras: $EXTRAS)"
+        return
+    fi
+    say "installing package in editable mode with extras [$EXTRAS] (pip; may take minutes)"
+    export PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+    pip_quiet install -q --upgrade pip
+    pip_quiet install -q -e ".[$EXTRAS]"
+    printf '%s\n' "$want" >"$STAMP"
+    say "package installed"
+}
+
+install_apt_packages
+make_venv
+install_package

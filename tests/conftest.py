@@ -1,0 +1,138 @@
+"""Shared pytest fixtures."""
+
+from __future__ import annotations
+
+# =============================================================================================
+# PostgreSQL: a real loopback server from scripts/postgres.sh (or APPLIANCE_TEST_PG_URL).
+# Tests that need it fail, never skip, when it cannot start: the journal must be tested on it.
+# =============================================================================================
+import fcntl
+import os
+import secrets
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import psycopg
+import pytest
+from psycopg import sql
+
+REPO = Path(__file__).resolve().parent.parent
+POSTGRES_SCRIPT = REPO / "scripts" / "postgres.sh"
+PG_BASE = REPO / ".cache" / "pg"
+# Sessions running at once (several pytest runs in one checkout) share one server; each holds a
+# lease, and the last one out stops the server, but only if a session started it.
+LEASES = REPO / ".cache" / "pg-leases"
+
+
+class PostgresUnavailable(RuntimeError):
+    """The loopback PostgreSQL server could not be started."""
+
+
+def _postgres(action: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", str(POSTGRES_SCRIPT), action, str(PG_BASE)],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=180,
+        check=False,
+    )
+
+
+@contextmanager
+def _leases_locked() -> Iterator[None]:
+    LEASES.mkdir(parents=True, exist_ok=True)
+    with (LEASES / ".lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _start_shared_server() -> str:
+    with _leases_locked():
+        was_running = _postgres("status").returncode == 0
+        started = _postgres("start")
+        if started.returncode != 0:
+            raise PostgresUnavailable(
+                "could not start the loopback PostgreSQL server with scripts/postgres.sh "
+                f"(exit {started.returncode}); run scripts/setup.sh to install it, or set "
+                f"APPLIANCE_TEST_PG_URL.\n{started.stderr.strip()}"
+            )
+        if not was_running:
+            (LEASES / "owned").touch()
+        (LEASES / str(os.getpid())).touch()
+        return started.stdout.strip().splitlines()[-1]
+
+
+def _release_shared_server() -> None:
+    with _leases_locked():
+        (LEASES / str(os.getpid())).unlink(missing_ok=True)
+        live = [
+            lease
+            for lease in LEASES.iterdir()
+            if lease.name.isdigit() and _pid_alive(int(lease.name))
+        ]
+        if not live and (LEASES / "owned").exists():
+            _postgres("stop")
+            (LEASES / "owned").unlink()
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """URL of a real PostgreSQL server: APPLIANCE_TEST_PG_URL, else scripts/postgres.sh."""
+    configured = os.environ.get("APPLIANCE_TEST_PG_URL")
+    if configured:
+        yield configured
+        return
+    url = _start_shared_server()
+    try:
+        yield url
+    finally:
+        _release_shared_server()
+
+
+def _with_database(url: str, name: str) -> str:
+    """The same server URL (credentials, options) naming database `name` instead."""
+    return urlsplit(url)._replace(path=f"/{name}").geturl()
+
+
+@contextmanager
+def fresh_database(url: str) -> Iterator[str]:
+    """Create an empty database on the server at `url`, yield its URL, drop it afterwards."""
+    name = f"test_{secrets.token_hex(6)}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield _with_database(url, name)
+    finally:
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+@pytest.fixture
+def fresh_pg_url(pg_url: str) -> Iterator[str]:
+    """URL of an empty database of its own for one test, dropped after it."""
+    with fresh_database(pg_url) as url:
+        yield url
+
+
+# =============================================================================================
+# (end of the PostgreSQL section)
+# =============================================================================================
