@@ -283,10 +283,14 @@ def bench(
     store: StoreOpt = None,
 ) -> None:
     """On-device benchmark report (JSON)."""
-    from appliance.bench.core import bench_core
-
     if what == "core":
+        from appliance.bench.core import bench_core
+
         _print_json(bench_core(store))
+    elif what == "desktop":
+        from appliance.desktop.atspi.bench import bench_desktop
+
+        _print_json(bench_desktop())
     else:
         raise CliError(f"unknown benchmark {what!r}; choose core, voice, desktop or planner")
 

@@ -151,6 +151,7 @@ class Session:
         notices = self.recover(self._recent)
         heard = (engine, confidence, timings or {})
         snapshot = self.desktop.snapshot()
+        notices.extend(self.desktop.problems())
         pending = self.journal.pending_turn(self._recent)
         if pending is not None and self.clock() > pending.expires_at:
             notices.append(self._expire(pending))
@@ -401,6 +402,11 @@ class Session:
         except DesktopError as e:
             turn.action_failed(str(e))
             return self._finish(turn, report, Outcome.failed, f"I couldn't undo that: {e}")
+        if not result.verified:
+            turn.action_failed(f"undo not verified: {result.detail}".strip())
+            return self._finish(
+                turn, report, Outcome.failed, "I tried to undo that, but it didn't take."
+            )
         turn.action_succeeded(
             state_json(result.before, snapshot),
             state_json(result.after, snapshot),
@@ -425,8 +431,8 @@ class Session:
                         return key[4:]
                     continue
                 node = snapshot.node(key)
-                if node is None:
-                    return str(step["target"])
+                if node is None or node.name != after.get("name", node.name):
+                    return str(after.get("name") or step["target"])  # gone, or ids moved
                 if after["value"] != REDACTED and (
                     node.value != after["value"] or sorted(node.states) != after["states"]
                 ):

@@ -12,10 +12,15 @@ APT_PACKAGES=(
     python3-venv  # Debian's python3 needs it for `python3 -m venv` (ensurepip)
     postgresql    # server binaries for the throwaway loopback test database (scripts/postgres.sh)
     shellcheck    # lints the project's shell scripts in the test suite
+    # the AT-SPI desktop: a real GTK app on Xvfb over a private D-Bus session (tests), pyatspi
+    at-spi2-core python3-pyatspi python3-gi gir1.2-gtk-3.0 gir1.2-atspi-2.0 xvfb dbus-x11
+    libgtk-3-0 libatk-adaptor
+    # uinput tested for real inside a throwaway QEMU VM (scripts/build-vm.sh)
+    qemu-system-x86 busybox-static cpio
 )
 
 # Extras installed with the editable package, e.g. EXTRAS=dev,voice,desktop,llm.
-EXTRAS="${EXTRAS:-dev}"
+EXTRAS="${EXTRAS:-dev,desktop}"
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 VENV="${VENV:-.venv}"
@@ -110,3 +115,4 @@ install_package() {
 install_apt_packages
 make_venv
 install_package
+bash scripts/setup-atspi.sh "$VENV" >/dev/null

@@ -1,39 +1,93 @@
-"""Short spoken summaries of the screen for `read` intents, built from a snapshot (never secrets)."""
+"""Short spoken summaries of the screen for `read` intents, built from a snapshot.
+
+Secret values are never spoken: a password field is only ever "empty" or "filled in".
+"""
 
 from __future__ import annotations
 
 from appliance.desktop.model import Node, Snapshot
 
-ACTIONABLE_ROLES = frozenset(
-    {"push button", "toggle button", "check box", "radio button", "text", "password text",
-     "list item", "menu item", "combo box", "slider", "page tab", "link", "entry"}
+# Spoken first when listing what can be used: the things people most often ask to press.
+ACTION_ORDER = (
+    "push button", "toggle button", "link", "page tab", "check box", "radio button",
+    "text", "entry", "password text", "combo box", "slider", "spin button", "list item",
+    "menu item",
 )
+ACTIONABLE_ROLES = frozenset(ACTION_ORDER)
+MAX_ACTIONS = 8
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def value_words(node: Node) -> str:
+    """The value as it may be spoken ("" when there is nothing to say)."""
+    if node.secret:
+        return "filled in" if node.value else "empty"
+    value = node.value
+    if isinstance(value, float):
+        if node.minimum is not None and node.maximum is not None:
+            return f"{_number(value)}, from {_number(node.minimum)} to {_number(node.maximum)}"
+        return _number(value)
+    if value:
+        return f"says {value}"
+    if node.role in {"text", "entry"}:
+        return "empty"
+    return ""
 
 
 def describe_element(node: Node) -> str:
-    value = node.shown_value()
-    parts = [f"{node.name}, {node.role}"]
-    if value not in (None, ""):
-        parts.append(f"says {value:g}" if isinstance(value, float) else f"says {value}")
-    elif node.role in {"text", "password text"}:
-        parts.append("empty")
-    for state in ("checked", "selected", "focused", "insensitive"):
+    parts = [f"{node.name or 'unnamed'}, {node.role}"]
+    said = value_words(node)
+    if said:
+        parts.append(said)
+    if node.role in {"check box", "toggle button", "radio button"}:
+        parts.append("checked" if "checked" in node.states else "not checked")
+    for state in ("selected", "focused", "insensitive", "invisible"):
         if state in node.states:
-            parts.append("disabled" if state == "insensitive" else state)
+            parts.append({"insensitive": "disabled", "invisible": "hidden"}.get(state, state))
     return ", ".join(parts) + "."
+
+
+def _usable(nodes: list[Node]) -> list[str]:
+    """Names of enabled, visible controls, the likeliest first, each once."""
+    rank = {role: i for i, role in enumerate(ACTION_ORDER)}
+    ranked = sorted(
+        (n for n in nodes if n.role in ACTIONABLE_ROLES and n.enabled and n.visible and n.name),
+        key=lambda n: rank[n.role],
+    )
+    names: list[str] = []
+    for node in ranked:
+        if node.name not in names:
+            names.append(node.name)
+    return names
 
 
 def describe_screen(snapshot: Snapshot) -> str:
     if snapshot.active_window is None:
         return "Nothing is open."
-    nodes = [n for n in snapshot.in_active_window() if n.visible and n.name]
-    actions = [n.name for n in nodes if n.role in ACTIONABLE_ROLES and n.enabled][:8]
-    focused = next((n for n in nodes if "focused" in n.states), None)
-    text = f"{snapshot.active_app} is open, window {snapshot.active_window}."
+    nodes = snapshot.in_active_window()
+    if snapshot.active_window == snapshot.active_app:
+        text = f"{snapshot.active_app} is open."
+    else:
+        text = f"{snapshot.active_app} is open, window {snapshot.active_window}."
+    focused = next((n for n in nodes if "focused" in n.states and n.name), None)
     if focused is not None:
-        text += f" {focused.name} has the focus."
-    if actions:
-        text += " You can use " + ", ".join(actions) + "."
+        said = value_words(focused)
+        text += f" {focused.name} has the focus" + (f", {said}." if said else ".")
+    usable = _usable(nodes)
+    if usable:
+        shown = usable[:MAX_ACTIONS]
+        more = len(usable) - len(shown)
+        text += " You can use " + ", ".join(shown)
+        text += f", and {more} more." if more else "."
+    disabled = [n.name for n in nodes if n.role == "push button" and not n.enabled and n.name]
+    if disabled:
+        text += " Greyed out: " + ", ".join(disabled[:3]) + "."
+    others = [a for a in snapshot.applications if a != snapshot.active_app]
+    if others:
+        text += " Also open: " + ", ".join(others[:3]) + "."
     return text
 
 

@@ -105,6 +105,9 @@ class SimDesktop:
             keystrokes=tuple(self.scene.keystrokes),
         )
 
+    def problems(self) -> list[str]:
+        return []  # a scene always answers
+
     def state_of(self, key: str) -> ElementState:
         if key.startswith("app:"):
             running = any(a.name == key[4:] for a in self.scene.applications)

@@ -1,0 +1,276 @@
+"""Fetch one application's accessible tree: one bulk `GetItems`, gaps walked, details pipelined.
+
+Caps on depth and node count and a visited set keep a pathological tree (huge, cyclic) from
+stalling the appliance; a call that times out marks the whole application as not answering.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from appliance.desktop.atspi.bus import (
+    ACCESSIBLE,
+    CACHE_PATH,
+    PROPERTIES,
+    ROOT_PATH,
+    A11yBus,
+    BusError,
+    Call,
+    Ref,
+)
+from appliance.desktop.atspi.gi_modules import Atspi, GLib
+from appliance.desktop.atspi.vocabulary import has_state, role_name
+
+ACTION = "org.a11y.atspi.Action"
+VALUE = "org.a11y.atspi.Value"
+TEXT = "org.a11y.atspi.Text"
+EDITABLE = "org.a11y.atspi.EditableText"
+SELECTION = "org.a11y.atspi.Selection"
+COMPONENT = "org.a11y.atspi.Component"
+TEXT_VALUE_ROLES = frozenset({"text", "entry", "paragraph", "terminal", "document text"})
+NAME_FROM_CONTENT = frozenset(
+    {"list item", "page tab", "table cell", "menu item", "push button", "toggle button",
+     "tree item", "link", "check box", "radio button"}
+)
+NEEDS_LABEL = frozenset(
+    {"text", "password text", "entry", "combo box", "slider", "spin button", "list", "table",
+     "tree", "scroll pane", "check box", "radio button", "push button", "toggle button"}
+)
+LABELLED_BY = int(Atspi.RelationType.LABELLED_BY)
+
+
+@dataclass
+class RawNode:
+    """What AT-SPI says about one object, before it becomes a model `Node`."""
+
+    ref: Ref
+    parent: Ref | None
+    index: int
+    child_count: int
+    interfaces: frozenset[str]
+    name: str
+    role: str
+    states: tuple[int, ...]
+    children: list[Ref] = field(default_factory=list)
+    actions: tuple[str, ...] = ()
+    value: str | float | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+
+
+@dataclass
+class AppTree:
+    """One application's objects in document order, capped."""
+
+    bus_name: str
+    name: str
+    nodes: dict[Ref, RawNode]
+    windows: list[Ref]
+    truncated: bool = False
+
+
+def _short(iface: str) -> str:
+    return iface.rsplit(".", 1)[-1]
+
+
+def fetch_app(bus: A11yBus, bus_name: str, *, max_nodes: int, max_depth: int) -> AppTree:
+    """The application's tree, or BusError if it does not answer."""
+    root: Ref = (bus_name, ROOT_PATH)
+    app_name = str(bus.get(root, ACCESSIBLE, "Name"))
+    nodes: dict[Ref, RawNode] = {}
+    try:
+        items = bus.call((bus_name, CACHE_PATH), "org.a11y.atspi.Cache", "GetItems")[0]
+    except BusError as exc:
+        if exc.timed_out:
+            raise
+        items = []  # toolkit without the bulk cache: walked below
+    for item in items:
+        (obj, _app, parent, index, count, ifaces, name, role, _desc, states) = item
+        ref = (str(obj[0]), str(obj[1]))
+        nodes[ref] = RawNode(
+            ref=ref, parent=(str(parent[0]), str(parent[1])), index=int(index),
+            child_count=int(count), interfaces=frozenset(_short(i) for i in ifaces),
+            name=str(name), role=role_name(int(role)), states=tuple(states),
+        )
+    by_parent: dict[Ref, list[RawNode]] = {}
+    for node in nodes.values():
+        if node.parent is not None:
+            by_parent.setdefault(node.parent, []).append(node)
+    for node in nodes.values():
+        node.children = [c.ref for c in sorted(by_parent.get(node.ref, []), key=lambda n: n.index)]
+    root_children = [c.ref for c in sorted(by_parent.get(root, []), key=lambda n: n.index)]
+    if not root_children:
+        root_children = _children_of(bus, [root]).get(root, [])
+    tree = AppTree(bus_name=bus_name, name=app_name, nodes={}, windows=root_children)
+    _fill_gaps(bus, tree, nodes, max_nodes=max_nodes, max_depth=max_depth)
+    _enrich(bus, tree)
+    return tree
+
+
+def _children_of(bus: A11yBus, refs: list[Ref]) -> dict[Ref, list[Ref]]:
+    replies = bus.call_many([Call(r, ACCESSIBLE, "GetChildren") for r in refs])
+    out: dict[Ref, list[Ref]] = {}
+    for ref, reply in zip(refs, replies, strict=True):
+        if isinstance(reply, BusError):
+            if reply.timed_out:
+                raise reply
+            continue
+        out[ref] = [(str(b), str(p)) for b, p in reply[0]]
+    return out
+
+
+def _describe(bus: A11yBus, refs: list[Ref], parents: dict[Ref, tuple[Ref, int]]) -> list[RawNode]:
+    """Read role, name, states, interfaces and child count of objects the bulk cache lacked."""
+    calls: list[Call] = []
+    for ref in refs:
+        calls += [
+            Call(ref, ACCESSIBLE, "GetRole"), Call(ref, ACCESSIBLE, "GetState"),
+            Call(ref, ACCESSIBLE, "GetInterfaces"),
+            Call(ref, PROPERTIES, "GetAll", GLib.Variant("(s)", (ACCESSIBLE,))),
+        ]
+    replies = bus.call_many(calls)
+    out = []
+    for i, ref in enumerate(refs):
+        role, states, ifaces, props = replies[i * 4 : i * 4 + 4]
+        if isinstance(role, BusError) and role.timed_out:
+            raise role
+        if any(isinstance(r, BusError) for r in (role, states, ifaces, props)):
+            continue
+        assert not isinstance(role, BusError) and not isinstance(states, BusError)
+        assert not isinstance(ifaces, BusError) and not isinstance(props, BusError)
+        parent, index = parents[ref]
+        out.append(RawNode(
+            ref=ref, parent=parent, index=index, child_count=int(props[0].get("ChildCount", 0)),
+            interfaces=frozenset(_short(x) for x in ifaces[0]),
+            name=str(props[0].get("Name", "")), role=role_name(int(role[0])),
+            states=tuple(states[0]),
+        ))
+    return out
+
+
+def _fill_gaps(
+    bus: A11yBus, tree: AppTree, known: dict[Ref, RawNode], *, max_nodes: int, max_depth: int,
+) -> None:
+    """Keep the capped tree reachable from the windows, walking where the bulk cache has holes."""
+    level = [r for r in tree.windows]
+    parents = {r: ((tree.bus_name, ROOT_PATH), i) for i, r in enumerate(level)}
+    depth = 0
+    while level and depth <= max_depth:
+        missing = [r for r in level if r not in known]
+        for raw in _describe(bus, missing, parents) if missing else []:
+            known[raw.ref] = raw
+        nxt: list[Ref] = []
+        walk: list[RawNode] = []
+        for ref in level:
+            node = known.get(ref)
+            if node is None or ref in tree.nodes:  # unreadable, or seen before (a cycle)
+                continue
+            if len(tree.nodes) >= max_nodes:
+                tree.truncated = True
+                break
+            tree.nodes[ref] = node
+            if len(node.children) < node.child_count or has_state(node.states,
+                                                                   "manages descendants"):
+                walk.append(node)  # the bulk cache leaves out a manager's descendants
+        if walk:
+            found = _children_of(bus, [n.ref for n in walk])
+            for node in walk:
+                node.children = found.get(node.ref, node.children)
+        for ref in level:
+            node = tree.nodes.get(ref)
+            if node is None:
+                continue
+            for i, child in enumerate(node.children):
+                if child not in tree.nodes:
+                    parents.setdefault(child, (ref, i))
+                    nxt.append(child)
+        level = nxt
+        depth += 1
+    if level:
+        tree.truncated = True
+    for node in tree.nodes.values():
+        node.children = [c for c in node.children if c in tree.nodes]
+
+
+def _enrich(bus: A11yBus, tree: AppTree) -> None:
+    """Actions, values and text, all requested at once; names for unnamed controls."""
+    calls: list[Call] = []
+    kinds: list[tuple[str, RawNode]] = []
+    for node in tree.nodes.values():
+        if "Action" in node.interfaces:
+            calls.append(Call(node.ref, ACTION, "GetActions"))
+            kinds.append(("actions", node))
+        if "Value" in node.interfaces:
+            calls.append(Call(node.ref, PROPERTIES, "GetAll", GLib.Variant("(s)", (VALUE,))))
+            kinds.append(("value", node))
+        elif "Text" in node.interfaces and node.role in TEXT_VALUE_ROLES:
+            calls.append(Call(node.ref, TEXT, "GetText", GLib.Variant("(ii)", (0, -1))))
+            kinds.append(("text", node))
+        elif node.role == "combo box" and "Selection" in node.interfaces:
+            calls.append(Call(node.ref, SELECTION, "GetSelectedChild", GLib.Variant("(i)", (0,))))
+            kinds.append(("combo", node))
+        if not node.name and node.role in NEEDS_LABEL:
+            calls.append(Call(node.ref, ACCESSIBLE, "GetRelationSet"))
+            kinds.append(("relations", node))
+    replies = bus.call_many(calls)
+    for (kind, node), reply in zip(kinds, replies, strict=True):
+        if isinstance(reply, BusError):
+            if reply.timed_out:
+                raise reply
+            continue
+        apply_reply(tree, node, kind, reply)
+    for node in tree.nodes.values():
+        if not node.name and node.role in NAME_FROM_CONTENT:
+            node.name = _content_name(tree, node)
+    _name_from_neighbours(tree)
+
+
+def apply_reply(tree: AppTree, node: RawNode, kind: str, reply: tuple[Any, ...]) -> None:
+    if kind == "actions":
+        node.actions = tuple(str(a[0]).lower() for a in reply[0])
+    elif kind == "value":
+        values = reply[0]
+        node.value = float(values.get("CurrentValue", 0.0))
+        node.minimum = float(values["MinimumValue"]) if "MinimumValue" in values else None
+        node.maximum = float(values["MaximumValue"]) if "MaximumValue" in values else None
+    elif kind == "text":
+        node.value = str(reply[0])
+    elif kind == "combo":
+        chosen = tree.nodes.get((str(reply[0][0]), str(reply[0][1])))
+        node.value = chosen.name if chosen is not None else None
+    elif kind == "relations":
+        for rel_type, targets in reply[0]:
+            if int(rel_type) == LABELLED_BY and targets:
+                label = tree.nodes.get((str(targets[0][0]), str(targets[0][1])))
+                if label is not None and label.name:
+                    node.name = label.name
+                    return
+
+
+def _content_name(tree: AppTree, node: RawNode, budget: int = 20) -> str:
+    """Name from content, as ARIA does for rows and tabs: the text of labels inside."""
+    parts: list[str] = []
+    stack = list(reversed(node.children))
+    while stack and budget > 0:
+        child = tree.nodes.get(stack.pop())
+        budget -= 1
+        if child is None:
+            continue
+        if child.role in {"label", "static", "text"} and child.name:
+            parts.append(child.name)
+        stack.extend(reversed(child.children))
+    return " ".join(parts)
+
+
+def _name_from_neighbours(tree: AppTree) -> None:
+    """A control still without a name takes the label just before it, as Orca guesses."""
+    for node in tree.nodes.values():
+        siblings = node.children
+        for i, ref in enumerate(siblings):
+            child = tree.nodes.get(ref)
+            if child is None or child.name or child.role not in NEEDS_LABEL or i == 0:
+                continue
+            before = tree.nodes.get(siblings[i - 1])
+            if before is not None and before.role == "label" and before.name:
+                child.name = before.name

@@ -1,0 +1,236 @@
+"""The AT-SPI adapter against a real GTK3 application under Xvfb and a private D-Bus session.
+
+Every action kind is performed through AT-SPI and then checked against the application's own
+state (which it writes as JSON from its widgets), not only against what AT-SPI reports.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("gi", reason="run scripts/setup-atspi.sh (Debian python3-gi, python3-pyatspi)")
+if shutil.which("Xvfb") is None or not Path("/usr/bin/python3").exists():
+    pytest.skip("needs Xvfb and Debian's python3 with GTK", allow_module_level=True)
+
+from appliance.desktop.atspi import open_desktop
+from appliance.desktop.atspi.adapter import AtspiDesktop
+from appliance.desktop.model import REDACTED, Action, DesktopError, ElementState
+from tests.apps.atspi_harness import (
+    RunningApp,
+    app_command,
+    find,
+    headless_session,
+    start_app,
+    wait_for_app,
+)
+
+APP = "Juniper Test"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[AtspiDesktop, RunningApp]]:
+    tmp = tmp_path_factory.mktemp("atspi")
+    apps = tmp / "apps"
+    apps.mkdir()
+    calendar = " ".join(app_command(tmp / "calendar-state.json", "--app-name", "Calendar",
+                                    "--title", "Calendar"))
+    (apps / "calendar.desktop").write_text(
+        f"[Desktop Entry]\nType=Application\nName=Calendar\nExec={calendar}\n"
+    )
+    with headless_session():
+        app = start_app(tmp)
+        desktop = open_desktop([apps], timeout=2.0, open_timeout=20.0)
+        wait_for_app(desktop, APP)
+        try:
+            yield desktop, app
+        finally:
+            desktop.launcher.close("Calendar")
+            app.stop()
+
+
+def node_id(desktop: AtspiDesktop, role: str, name: str) -> str:
+    return find(desktop.snapshot(), APP, role, name).id
+
+
+def test_snapshot_names_roles_states_values(world: tuple[AtspiDesktop, RunningApp]) -> None:
+    desktop, _app = world
+    snap = desktop.snapshot()
+    assert APP in snap.applications and snap.active_window == "Test Form"
+    # The entries have no accessible name of their own: named through their labels.
+    assert find(snap, APP, "text", "Message").value == ""
+    assert find(snap, APP, "password text", "PIN").value in (None, "", REDACTED)
+    assert "insensitive" in find(snap, APP, "push button", "Delete").states
+    assert "insensitive" not in find(snap, APP, "push button", "Send").states
+    volume = find(snap, APP, "slider", "Volume")
+    assert (volume.value, volume.minimum, volume.maximum) == (50.0, 0.0, 100.0)
+    assert find(snap, APP, "combo box", "Priority").value == "Normal"
+    assert find(snap, APP, "list item", "Doctor").parent_id == find(
+        snap, APP, "list box", "Contacts").id
+    assert "selected" in find(snap, APP, "page tab", "Inbox").states
+    assert "click" in find(snap, APP, "check box", "Urgent").actions
+    assert {"Send", "Urgent", "Grandma", "Settings"} <= set(snap.names())
+
+
+def test_warm_snapshot_is_the_cached_one(world: tuple[AtspiDesktop, RunningApp]) -> None:
+    desktop, _app = world
+    first = desktop.snapshot()
+    assert desktop.snapshot() is first  # no events in between: nothing re-read
+
+
+def test_type_text_appends_and_verifies(world: tuple[AtspiDesktop, RunningApp]) -> None:
+    desktop, app = world
+    target = node_id(desktop, "text", "Message")
+    result = desktop.perform(Action(kind="type_text", target=target, text="hello"))
+    assert result.verified and result.via == "atspi"
+    assert result.before[target].value == "" and result.after[target].value == "hello"
+    desktop.perform(Action(kind="type_text", target=target, text="grandma"))
+    assert app.wait_state(lambda s: s["message"] == "hello grandma")["message"] == "hello grandma"
+    # The event-driven cache saw the change without being told.
+    assert find(desktop.snapshot(), APP, "text", "Message").value == "hello grandma"
+
+
+def test_undo_restores_the_recorded_before_state(world: tuple[AtspiDesktop, RunningApp]) -> None:
+    desktop, app = world
+    target = node_id(desktop, "text", "Message")
+    typed = desktop.perform(Action(kind="type_text", target=target, text="oops"))
+    undone = desktop.perform(Action(kind="restore", restore=typed.before))
+    assert undone.verified
+    want = typed.before[target].value
+    assert app.wait_state(lambda s: s["message"] == want)["message"] == want
+
+
+def test_password_is_typed_but_never_read(world: tuple[AtspiDesktop, RunningApp]) -> None:
+    desktop, app = world
+    target = node_id(desktop, "password text", "PIN")
+    result = desktop.perform(Action(kind="type_text", target=target, text="4321"))
+    assert result.verified
+    assert app.wait_state(lambda s: s["pin"] == "4321")["pin"] == "4321"
+    assert "4321" not in result.model_dump_json()
+    assert result.after[target].value == REDACTED
+    assert "4321" not in desktop.snapshot().model_dump_json()
+    with pytest.raises(DesktopError, match="secret"):
+        desktop.perform(Action(kind="restore", restore={target: result.after[target]}))
+    cleared = desktop.perform(Action(kind="restore", restore=result.before))
+    assert cleared.verified and app.wait_state(lambda s: s["pin"] == "")["pin"] == ""
+
+
+def test_mismatch_is_reported_not_hidden(world: tuple[AtspiDesktop, RunningApp]) -> None:
+    desktop, app = world
+    target = node_id(desktop, "text", "Code")  # the app allows 4 characters
+    result = desktop.perform(Action(kind="type_text", target=target, text="123456"))
+    assert not result.verified
+    assert "1234" in result.detail
+    assert app.wait_state(lambda s: s["code"] == "1234")["code"] == "1234"
+
+
+def test_activate_runs_the_button_handler(world: tuple[AtspiDesktop, RunningApp]) -> None:
+    desktop, app = world
+    result = desktop.perform(Action(kind="activate", target=node_id(desktop, "push button",
+                                                                     "Send")))
+    assert result.verified and result.via == "atspi"
+    state = app.wait_state(lambda s: s["pressed"].get("Send") == 1)
+    assert state["pressed"]["Send"] == 1 and state["status"].startswith("Sent:")
+
+
+def test_disabled_button_is_refused(world: tuple[AtspiDesktop, RunningApp]) -> None:
+    desktop, app = world
+    with pytest.raises(DesktopError, match="Delete is disabled"):
+        desktop.perform(Action(kind="activate", target=node_id(desktop, "push button", "Delete")))
+    assert "Delete" not in app.state()["pressed"]
+
+
+def test_toggle_check_box(world: tuple[AtspiDesktop, RunningApp]) -> None:
+    desktop, app = world
+    target = node_id(desktop, "check box", "Urgent")
+    on = desktop.perform(Action(kind="set_value", target=target, value=True))
+    assert on.verified and "checked" in on.after[target].states
+    assert app.wait_state(lambda s: s["urgent"])["urgent"] is True
+    undo = desktop.perform(Action(kind="restore", restore=on.before))
+    assert undo.verified and app.wait_state(lambda s: not s["urgent"])["urgent"] is False
+
+
+def test_slider_value_and_range(world: tuple[AtspiDesktop, RunningApp]) -> None:
+    desktop, app = world
+    target = node_id(desktop, "slider", "Volume")
+    result = desktop.perform(Action(kind="set_value", target=target, value=75))
+    assert result.verified and result.after[target].value == 75.0
+    assert app.wait_state(lambda s: s["volume"] == 75)["volume"] == 75
+    with pytest.raises(DesktopError, match="goes from 0 to 100"):
+        desktop.perform(Action(kind="set_value", target=target, value=150))
+
+
+def test_combo_box_choice(world: tuple[AtspiDesktop, RunningApp]) -> None:
+    desktop, app = world
+    target = node_id(desktop, "combo box", "Priority")
+    result = desktop.perform(Action(kind="set_value", target=target, value="high"))
+    assert result.verified and result.after[target].value == "High"
+    assert app.wait_state(lambda s: s["priority"] == "High")["priority"] == "High"
+    with pytest.raises(DesktopError, match="no choice"):
+        desktop.perform(Action(kind="set_value", target=target, value="Urgent"))
+
+
+def test_select_list_item_and_tab(world: tuple[AtspiDesktop, RunningApp]) -> None:
+    desktop, app = world
+    doctor = node_id(desktop, "list item", "Doctor")
+    result = desktop.perform(Action(kind="select", target=doctor))
+    assert result.verified and "selected" in result.after[doctor].states
+    assert app.wait_state(lambda s: s["contact"] == "Doctor")["contact"] == "Doctor"
+    tab = node_id(desktop, "page tab", "Settings")
+    result = desktop.perform(Action(kind="select", target=tab))
+    assert result.verified and len(result.before) == 2  # the tab and its sibling
+    assert app.wait_state(lambda s: s["tab"] == 1)["tab"] == 1
+
+
+def test_focus(world: tuple[AtspiDesktop, RunningApp]) -> None:
+    desktop, app = world
+    target = node_id(desktop, "check box", "Urgent")
+    result = desktop.perform(Action(kind="focus", target=target))
+    assert result.verified and "focused" in result.after[target].states
+    assert app.wait_state(lambda s: s["focus"] == "urgent")["focus"] == "urgent"
+
+
+def test_scroll(world: tuple[AtspiDesktop, RunningApp]) -> None:
+    desktop, app = world
+    pane = node_id(desktop, "scroll pane", "History")
+    result = desktop.perform(Action(kind="scroll", target=pane, direction="down"))
+    assert result.verified
+    assert app.wait_state(lambda s: s["scroll"] > 0)["scroll"] > 0
+
+
+def test_press_key_chord(world: tuple[AtspiDesktop, RunningApp]) -> None:
+    """No uinput on this kernel: keys go through the AT-SPI registry (XTest under Xvfb)."""
+    desktop, app = world
+    desktop.perform(Action(kind="focus", target=node_id(desktop, "text", "Message")))
+    result = desktop.perform(Action(kind="press_key", key="ctrl+z"))
+    assert result.verified and result.via in {"atspi", "uinput"}
+    assert "ctrl+z" in app.wait_state(lambda s: "ctrl+z" in s["keys"])["keys"]
+    with pytest.raises(DesktopError, match="know the key"):
+        desktop.perform(Action(kind="press_key", key="ctrl+banana"))
+
+
+def test_open_app_from_allowlist_and_undo(world: tuple[AtspiDesktop, RunningApp]) -> None:
+    desktop, _app = world
+    assert "Calendar" in desktop.snapshot().launchable
+    result = desktop.perform(Action(kind="open_app", target="Calendar"))
+    assert result.verified and result.after["app:Calendar"] == ElementState(running=True)
+    snap = desktop.snapshot()
+    assert "Calendar" in snap.applications and "Calendar" not in snap.launchable
+    assert any(n.app == "Calendar" for n in snap.nodes)
+    closed = desktop.perform(Action(kind="restore", restore=result.before))
+    assert closed.verified and "Calendar" not in desktop.snapshot().applications
+
+
+def test_open_app_not_allowlisted(world: tuple[AtspiDesktop, RunningApp]) -> None:
+    desktop, _app = world
+    with pytest.raises(DesktopError, match="not on the list"):
+        desktop.perform(Action(kind="open_app", target="Terminal"))
+
+
+def test_gone_element_is_a_spoken_error(world: tuple[AtspiDesktop, RunningApp]) -> None:
+    desktop, _app = world
+    with pytest.raises(DesktopError, match="no longer on the screen"):
+        desktop.perform(Action(kind="activate", target="9.9.9"))

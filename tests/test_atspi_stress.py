@@ -1,0 +1,103 @@
+"""A 5,000-node tree and an application that stops answering, on real GTK3 apps under Xvfb.
+
+The hung application is a real one frozen with SIGSTOP: its D-Bus calls go unanswered, exactly
+as when a toolkit's main loop is stuck.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("gi", reason="run scripts/setup-atspi.sh (Debian python3-gi, python3-pyatspi)")
+if shutil.which("Xvfb") is None or not Path("/usr/bin/python3").exists():
+    pytest.skip("needs Xvfb and Debian's python3 with GTK", allow_module_level=True)
+
+from appliance.desktop.atspi import open_desktop
+from appliance.desktop.model import Action, DesktopError
+from tests.apps.atspi_harness import (
+    RunningApp,
+    find,
+    headless_session,
+    start_app,
+    wait_for_app,
+)
+
+
+@pytest.fixture(scope="module")
+def apps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningApp, RunningApp]]:
+    tmp = tmp_path_factory.mktemp("stress")
+    with headless_session():
+        big = start_app(tmp, "--nodes", "5200", "--app-name", "Big Tree", "--title", "Big",
+                        tag="big")
+        form = start_app(tmp, "--app-name", "Form", tag="form")
+        try:
+            yield big, form
+        finally:
+            for app in (big, form):
+                os.kill(app.proc.pid, signal.SIGCONT)
+                app.stop()
+
+
+def test_five_thousand_nodes_in_full_and_capped(apps: tuple[RunningApp, RunningApp]) -> None:
+    desktop = open_desktop(timeout=5.0)
+    snap = wait_for_app(desktop, "Big Tree")
+    wait_for_app(desktop, "Form")
+    snap = desktop.snapshot()
+    big = [n for n in snap.nodes if n.app == "Big Tree"]
+    assert len(big) >= 5000
+    assert find(snap, "Big Tree", "label", "Item 4999")
+
+    capped = open_desktop(timeout=5.0, max_nodes=1000, max_depth=4)
+    wait_for_app(capped, "Form")
+    snap = capped.snapshot()
+    assert 0 < len([n for n in snap.nodes if n.app == "Big Tree"]) <= 1000
+    assert max(n.id.count(".") for n in snap.nodes if n.app == "Big Tree") <= 6
+    # The cap on one application does not cost the others their elements.
+    assert find(snap, "Form", "push button", "Send")
+
+
+def test_hung_application_is_reported_and_others_still_work(
+    apps: tuple[RunningApp, RunningApp],
+) -> None:
+    big, form = apps
+    desktop = open_desktop(timeout=0.5)
+    wait_for_app(desktop, "Form")
+    send = find(desktop.snapshot(), "Form", "push button", "Send").id
+    urgent = find(desktop.snapshot(), "Form", "check box", "Urgent").id
+    os.kill(form.proc.pid, signal.SIGSTOP)
+    try:
+        desktop.screen.invalidate()
+        snap = desktop.snapshot()  # returns: every call has a timeout
+        assert not any(n.app == "Form" for n in snap.nodes)
+        assert any(n.app == "Big Tree" for n in snap.nodes)
+        assert desktop.problems() == ["Form is not responding."]
+        with pytest.raises(DesktopError, match="Form is not responding"):
+            desktop.perform(Action(kind="activate", target=send))
+    finally:
+        os.kill(form.proc.pid, signal.SIGCONT)
+    snap = wait_for_app(desktop, "Form")
+    assert desktop.problems() == []
+    result = desktop.perform(Action(kind="set_value", target=urgent, value=True))
+    assert result.verified
+    assert form.wait_state(lambda s: s.get("urgent") is True)["urgent"] is True
+    del big
+
+
+def test_hung_application_during_an_action(apps: tuple[RunningApp, RunningApp]) -> None:
+    """The app freezes between the snapshot and the action: a spoken error, not a hang."""
+    _big, form = apps
+    desktop = open_desktop(timeout=0.5)
+    wait_for_app(desktop, "Form")
+    target = find(desktop.snapshot(), "Form", "text", "Message").id
+    os.kill(form.proc.pid, signal.SIGSTOP)
+    try:
+        with pytest.raises(DesktopError, match="not responding"):
+            desktop.perform(Action(kind="type_text", target=target, text="hi"))
+    finally:
+        os.kill(form.proc.pid, signal.SIGCONT)
