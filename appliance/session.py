@@ -22,6 +22,7 @@ from appliance.desktop.model import (
     ElementState,
     Snapshot,
 )
+from appliance.desktop.resolve import best_name
 from appliance.intents.model import Intent, Read, Sequence, Step, dump_intent, parse_intent
 from appliance.intents.planner import Plan, Planner
 from appliance.journal.application import Journal
@@ -160,6 +161,10 @@ class Session:
         plan = self.planner.plan(text, snapshot)
         notices.extend(plan.notes)
         kind = plan.intent.intent if plan.intent else None
+        if pending is not None and pending.asks_which and kind not in ("deny", "cancel"):
+            choice = pick_option(text, pending.options)
+            if choice is not None:
+                return self._which(pending, choice, text, snapshot, heard, notices)
         if pending is not None and kind in ("confirm", "deny", "cancel"):
             report = self._answer(pending, text, plan, kind == "confirm", heard)
         else:
@@ -170,6 +175,41 @@ class Session:
             report = self._new_turn(text, trigger, plan, snapshot, heard)
         report.notices = notices + report.notices
         return report
+
+    def _which(
+        self,
+        pending: Turn,
+        choice: str,
+        text: str,
+        snapshot: Snapshot,
+        heard: tuple[str, float | None, dict[str, float]],
+        notices: list[str],
+    ) -> TurnReport:
+        """The answer to "Did you mean A or B?": plan the first words again with only the choice
+        left among the options, then validate on the whole screen as for any plan."""
+        pending.heard(text, *heard)
+        others = set(pending.options) - {choice}
+        narrowed = snapshot.model_copy(
+            update={"nodes": tuple(n for n in snapshot.nodes if n.name not in others)}
+        )
+        plan = self.planner.plan(pending.transcripts[0], narrowed)
+        verdict = validate(plan.intent, snapshot, self._settings, self._recent_unconfirmed())
+        intent_json = _journal_intent(verdict.intent or plan.intent, verdict)
+        pending.clarify(choice, intent_json)
+        pending.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
+        report = TurnReport(
+            text,
+            intent_json,
+            "",
+            list(verdict.reasons),
+            "",
+            pending.id.hex,
+            planner=plan.planner,
+            notices=notices,
+        )
+        if verdict.outcome == "clarify":  # still not clear: don't ask the same thing forever
+            return self._finish(pending, report, Outcome.rejected, "Sorry, I still can't tell.")
+        return self._decide(pending, report, verdict, snapshot)
 
     def _expire(self, pending: Turn) -> str:
         pending.time_out()
@@ -203,12 +243,20 @@ class Session:
             turn.id.hex,
             planner=plan.planner,
         )
+        return self._decide(turn, report, verdict, snapshot)
 
+    def _decide(
+        self, turn: Turn, report: TurnReport, verdict: Verdict, snapshot: Snapshot
+    ) -> TurnReport:
+        """Carry out a verdict: speak a reason, answer, ask, undo or act."""
         match verdict.outcome:
             case "reject":
                 return self._finish(turn, report, Outcome.rejected, verdict.reasons[0])
             case "clarify":
-                report.expects_answer = True
+                options = list(verdict.options)
+                if len(options) > 1 and len(set(options)) == len(options):
+                    return self._ask(turn, report, verdict.reasons[0], 0, options)
+                report.expects_answer = True  # twins we can't tell apart by name
                 return self._finish(turn, report, Outcome.clarify, verdict.reasons[0])
             case "answer":
                 return self._finish(turn, report, Outcome.answered, _answer_text(verdict, snapshot))
@@ -220,16 +268,20 @@ class Session:
             case _:
                 return self._act(turn, report, verdict, verdict.steps, start=0, snapshot=snapshot)
 
-    def _ask(self, turn: Turn, report: TurnReport, prompt: str, resume_step: int) -> TurnReport:
+    def _ask(
+        self,
+        turn: Turn,
+        report: TurnReport,
+        prompt: str,
+        resume_step: int,
+        options: list[str] | None = None,
+    ) -> TurnReport:
         timeout = self._settings.confirm_timeout_s
-        turn.ask_confirmation(prompt, self.clock() + timeout, resume_step)
+        turn.ask_confirmation(prompt, self.clock() + timeout, resume_step, options)
         self._speak(turn, prompt)
         self.journal.record(turn)
-        report.decision, report.spoken, report.expects_answer = (
-            Outcome.needs_confirmation,
-            prompt,
-            True,
-        )
+        decision = Outcome.clarify if options else Outcome.needs_confirmation
+        report.decision, report.spoken, report.expects_answer = decision, prompt, True
         return report
 
     def _finish(self, turn: Turn, report: TurnReport, outcome: Outcome, spoken: str) -> TurnReport:
@@ -448,6 +500,31 @@ class Session:
                 continue
             count += sum(1 for s in turn.steps if "after" in s)
         return count
+
+
+ORDINALS = {
+    "first": 0,
+    "one": 0,
+    "1": 0,
+    "second": 1,
+    "two": 1,
+    "2": 1,
+    "third": 2,
+    "three": 2,
+    "3": 2,
+    "last": -1,
+}
+
+
+def pick_option(answer: str, options: list[str]) -> str | None:
+    """Which option an answer names: "Radio 4", "radio four", "the second one"."""
+    found = best_name(answer, options)
+    if found and found[1] == 1.0:
+        return found[0]
+    for word in answer.casefold().replace("-", " ").split():
+        if word in ORDINALS and ORDINALS[word] < len(options):
+            return options[ORDINALS[word]]
+    return found[0] if found and found[1] >= CONFIRM_BELOW else None
 
 
 def _journal_intent(intent: Intent | None, verdict: Verdict) -> dict[str, Any] | None:

@@ -64,6 +64,7 @@ class Turn(Aggregate):
         self.prompt = ""
         self.expires_at = 0.0
         self.resume_step = 0
+        self.options: list[str] = []
         self.confirmed_by = ""
         self.steps: list[dict[str, Any]] = []
         self.spoken: list[str] = []
@@ -122,16 +123,35 @@ class Turn(Aggregate):
         if self.phase == Phase.planned:
             self.phase = Phase.validated
 
-    def ask_confirmation(self, prompt: str, expires_at: float, resume_step: int = 0) -> None:
+    def ask_confirmation(
+        self, prompt: str, expires_at: float, resume_step: int = 0, options: list[str] | None = None
+    ) -> None:
+        """Ask yes/no, or (with options) which one was meant; the answer continues this turn."""
         self._require(Phase.validated, Phase.acted)
-        self._confirmation_asked(prompt, expires_at, resume_step)
+        self._confirmation_asked(prompt, expires_at, resume_step, options or [])
 
     @event("ConfirmationAsked")
-    def _confirmation_asked(self, prompt: str, expires_at: float, resume_step: int) -> None:
+    def _confirmation_asked(
+        self, prompt: str, expires_at: float, resume_step: int, options: list[str]
+    ) -> None:
         self.prompt = prompt
         self.expires_at = expires_at
         self.resume_step = resume_step
+        self.options = list(options)
         self.phase = Phase.awaiting_confirmation
+
+    def clarify(self, choice: str, intent: dict[str, Any] | None) -> None:
+        """The answer to a which-one question: the plan made with it, to be validated afresh."""
+        self._require(Phase.awaiting_confirmation)
+        if choice not in self.options:
+            raise TurnError(f"{choice!r} was not one of the options")
+        self._clarified(choice, intent)
+
+    @event("Clarified")
+    def _clarified(self, choice: str, intent: dict[str, Any] | None) -> None:
+        self.intent = intent
+        self.options = []
+        self.phase = Phase.planned
 
     def confirm(self, by: str) -> None:
         self._require(Phase.awaiting_confirmation)
@@ -235,6 +255,11 @@ class Turn(Aggregate):
     @property
     def pending(self) -> bool:
         return self.phase == Phase.awaiting_confirmation
+
+    @property
+    def asks_which(self) -> bool:
+        """The open question is which one was meant, not yes or no."""
+        return self.pending and bool(self.options)
 
     @property
     def in_flight(self) -> bool:

@@ -290,3 +290,24 @@ def test_demo_runs_and_prints_the_timeline() -> None:
     assert r.code == 0, r.err
     assert "Typed hello grandma into Message." in r.out
     assert "TurnEnded" in r.out and "Hash chain: intact." in r.out
+
+
+def test_a_which_question_is_answered_and_the_turn_goes_on(tmp_path: Path) -> None:
+    scene = messages()
+    contacts = scene["applications"][0]["windows"][0]["children"][7]["children"]
+    contacts.append({"role": "list item", "name": "Radio 1"})
+    kiosk = Kiosk(tmp_path, scene)
+    asked = kiosk.say("select radio")
+    assert asked["decision"] == "clarify" and "Radio 1" in asked["spoken"]
+    answered = kiosk.say("radio one")
+    assert answered["turn_id"] == asked["turn_id"], "the answer continues the same turn"
+    assert answered["decision"] == "executed"
+    assert kiosk.element("Radio 1")["states"] == ["selected"]
+    events = [r["event"] for r in run("audit", "--json", "--store", kiosk.store).json()]
+    assert "Clarified" in events
+
+    kiosk.say("select radio")
+    by_position = kiosk.say("the first one")
+    assert by_position["decision"] == "executed"
+    kiosk.say("select radio")
+    assert kiosk.say("never mind")["decision"] == "cancelled"

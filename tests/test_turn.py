@@ -103,3 +103,18 @@ def test_a_turn_ends_once() -> None:
     turn.end(Outcome.rejected)
     with pytest.raises(TurnError):
         turn.end(Outcome.rejected)
+
+
+def test_a_which_question_takes_only_one_of_its_options() -> None:
+    turn = Turn(trigger="text")
+    turn.heard("select radio", "text", None, {})
+    turn.planned({"intent": "clarify", "question": "Which?"}, "grammar", "", 0.1)
+    turn.validated("clarify", "harmless", ["Which?"])
+    turn.ask_confirmation("Did you mean Radio 1 or Radio 4?", 1e12, options=["Radio 1", "Radio 4"])
+    assert turn.asks_which
+    with pytest.raises(TurnError):
+        turn.clarify("Jazz FM", None)
+    turn.clarify("Radio 4", {"intent": "select", "target": "Radio 4"})
+    assert turn.intent == {"intent": "select", "target": "Radio 4"} and not turn.pending
+    turn.validated("execute", "harmless", [])
+    turn.start_action(0, {"kind": "select"}, "Radio 4", {})

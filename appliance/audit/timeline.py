@@ -54,7 +54,10 @@ def _detail(name: str, e: Any) -> str:
             step = f" step {e.step}" if e.step is not None else ""
             return f"{e.decision}{step}, {e.risk}" + (f": {reasons}" if reasons else "")
         case "ConfirmationAsked":
-            return f'"{e.prompt}"'
+            options = getattr(e, "options", [])
+            return f'"{e.prompt}"' + (f" options {options}" if options else "")
+        case "Clarified":
+            return f"chose {e.choice}"
         case "Confirmed" | "Declined":
             return f"by {e.by}"
         case "ActionStarted":
