@@ -4,6 +4,7 @@
 # shadow or clash with the venv's) into a folder that a .pth file puts on sys.path.
 set -euo pipefail
 VENV=${1:-${VENV:-$(cd "$(dirname "$0")/.." && pwd)/.venv}}
+VENV=$(cd "$VENV" && pwd)  # the .pth line must be absolute: it is read from any working dir
 DIST=/usr/lib/python3/dist-packages
 for mod in gi pyatspi; do
     [ -d "$DIST/$mod" ] || { echo "setup-atspi: $DIST/$mod missing (apt-get install python3-pyatspi python3-gi)" >&2; exit 1; }
