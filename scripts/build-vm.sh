@@ -8,6 +8,7 @@ set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${1:-$REPO/.cache/uinput-vm}
 VENV=${VENV:-$REPO/.venv}
+case "$VENV" in /*) ;; *) VENV=$REPO/$VENV ;; esac  # the Makefile exports it relative; we cd
 mkdir -p "$CACHE"
 cd "$CACHE"
 
