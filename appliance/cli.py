@@ -33,8 +33,17 @@ audit_app = typer.Typer(help="The caregiver's view of the journal.", invoke_with
 settings_app = typer.Typer(help="Caregiver settings (each change is journaled).")
 app.add_typer(audit_app, name="audit")
 app.add_typer(settings_app, name="settings")
+models_app = typer.Typer(help="Speech and language models on this device.")
+app.add_typer(models_app, name="models")
 
-USER_ERRORS = (StoreError, SceneError, SettingsError, DesktopError, SinceError, FileNotFoundError)
+USER_ERRORS: tuple[type[Exception], ...] = (
+    StoreError,
+    SceneError,
+    SettingsError,
+    DesktopError,
+    SinceError,
+    FileNotFoundError,
+)
 
 DesktopOpt = Annotated[
     str, typer.Option("--desktop", help="atspi, or sim:SCENE.json (written back after the turn)")
@@ -267,14 +276,104 @@ def settings_set(
 
 
 @app.command()
+def run(
+    audio: Annotated[
+        Path | None, typer.Option("--audio", help="a WAV file instead of the mic")
+    ] = None,
+    desktop: DesktopOpt = "atspi",
+    store: StoreOpt = None,
+    speak_to: Annotated[Path | None, typer.Option("--speak-to", help="write replies here")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Listen (microphone, or a WAV file until its end), and run every command heard."""
+    from appliance.session import TurnReport
+    from appliance.voice.commands import run_audio
+    from appliance.voice.session_sink import SessionSink
+
+    journal = Journal(store)
+
+    def report(turn: TurnReport) -> None:
+        if as_json:
+            _print_json(turn.as_json())
+        else:
+            typer.echo(f"heard: {turn.transcript}  ->  {turn.spoken}  [{turn.decision}]")
+
+    sink = SessionSink(journal, lambda: opened_desktop(desktop), build_planner(), report)
+    wake = journal.settings().wake_phrase
+    stats = run_audio(audio, sink, speak_to, wake_phrase=wake)
+    journal.count_ignored_speech(sink.device, stats.ignored)
+
+
+@app.command()
+def listen(
+    audio: Annotated[Path, typer.Argument(help="a WAV file")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Transcripts and timings of a WAV file; nothing is planned or performed."""
+    from appliance.voice.commands import listen as heard_in
+
+    segments = heard_in(audio)
+    if as_json:
+        _print_json(segments)
+    else:
+        for s in segments:
+            typer.echo(f"{s.get('text', '')!r} {s.get('timings', {})}")
+
+
+@models_app.callback(invoke_without_command=True)
+def models(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Show the speech models: installed, packaged, verified."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from appliance.voice.commands import models_status
+
+    rows = models_status()
+    if as_json:
+        _print_json(rows)
+    else:
+        for row in rows:
+            typer.echo("  ".join(f"{k}={v}" for k, v in row.items()))
+
+
+@models_app.command("install")
+def models_install(
+    name: Annotated[str, typer.Argument(help="e.g. vosk-model-small-en-us")],
+) -> None:
+    """Download and checksum a speech model (on a device with internet)."""
+    from appliance.voice.commands import models_install as install
+
+    install(name)
+    typer.echo(f"installed {name}")
+
+
+@models_app.command("verify")
+def models_verify(as_json: JsonOpt = False) -> None:
+    """Check every installed model's checksum."""
+    from appliance.voice.commands import models_verify as verify
+
+    rows = verify()
+    if as_json:
+        _print_json(rows)
+    else:
+        for row in rows:
+            typer.echo("  ".join(f"{k}={v}" for k, v in row.items()))
+    if any(not row.get("ok", True) for row in rows):
+        raise typer.Exit(1)
+
+
+@app.command()
 def demo(
     store: StoreOpt = None,
-    keep: Annotated[Path | None, typer.Option(help="keep the demo scene and journal here")] = None,
+    keep: Annotated[Path | None, typer.Option(help="keep the demo files here")] = None,
+    text: Annotated[bool, typer.Option("--text", help="typed lines instead of speech")] = False,
 ) -> None:
-    """The main job on embedded defaults: a short session on the bundled scene, then the audit."""
-    from appliance.demo import run_demo
+    """The main job on embedded defaults: a spoken session on the bundled scene, then the audit."""
+    from appliance.demo import run_demo, run_spoken_demo
 
-    run_demo(store=store, keep=keep)
+    if text:
+        run_demo(store=store, keep=keep)
+    else:
+        run_spoken_demo(store=store, keep=keep)
 
 
 @app.command()
@@ -287,6 +386,10 @@ def bench(
         from appliance.bench.core import bench_core
 
         _print_json(bench_core(store))
+    elif what == "voice":
+        from appliance.voice.commands import bench_voice
+
+        _print_json(bench_voice())
     elif what == "desktop":
         from appliance.desktop.atspi.bench import bench_desktop
 
@@ -306,12 +409,21 @@ def main() -> None:
         sys.exit(e.exit_code)
     except TyperException as e:  # usage errors: unknown command, missing argument
         _fail(e.format_message().replace("\n", " "), code=2)
-    except (CliError, *USER_ERRORS) as e:
-        _fail(str(e))
     except KeyboardInterrupt:
         _fail("interrupted", code=130)
     except Exception as e:  # the promise: never a traceback
+        if isinstance(e, (CliError, *USER_ERRORS, *_voice_errors())):
+            _fail(str(e))
         _fail(f"internal error: {type(e).__name__}: {e}", code=70)
+
+
+def _voice_errors() -> tuple[type[Exception], ...]:
+    """VoiceError, if the voice extra is installed (it is not needed for `say`)."""
+    try:
+        from appliance.voice.errors import VoiceError
+    except ImportError:
+        return ()
+    return (VoiceError,)
 
 
 def _fail(message: str, code: int = 1) -> None:

@@ -23,6 +23,14 @@ DEMO_LINES = (
 )
 
 
+SPOKEN_DEMO = (
+    "hey juniper, type hello grandma in the message box",
+    "hey juniper, click send",
+    "yes",
+    "hey juniper, undo that",
+)
+
+
 def bundled_scene(name: str = "messages.json") -> Path:
     return Path(str(resources.files("appliance.scenes").joinpath(name)))
 
@@ -50,3 +58,38 @@ def run_demo(store: str | None = None, keep: Path | None = None) -> None:
     typer.echo("\nHash chain: " + ("intact." if not breaks else f"BROKEN: {breaks[0]}"))
     if keep is None:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def run_spoken_demo(store: str | None = None, keep: Path | None = None) -> None:
+    """Piper speaks the session, the voice pipeline hears it, the sim acts, the audit shows it."""
+    from appliance.cli import build_planner, opened_desktop
+    from appliance.session import TurnReport
+    from appliance.voice.commands import engines, run_audio, synthesize_demo_audio
+    from appliance.voice.session_sink import SessionSink
+
+    workdir = keep or Path(tempfile.mkdtemp(prefix="appliance-demo-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    scene = workdir / "scene.json"
+    shutil.copyfile(bundled_scene(), scene)
+    journal = Journal(store or str(workdir / "journal.sqlite"))
+    typer.echo("Loading the speech models (offline; a few seconds)...")
+    engines(progress=True)
+    audio = synthesize_demo_audio(list(SPOKEN_DEMO), workdir / "demo.wav")
+    typer.echo(f"Synthesized the spoken session: {len(SPOKEN_DEMO)} lines with Piper.\n")
+
+    def show(report: TurnReport) -> None:
+        typer.echo(f"  heard:     {report.transcript}")
+        typer.echo(f"  appliance: {report.spoken}   [{report.decision}]\n")
+
+    sink = SessionSink(journal, lambda: opened_desktop(f"sim:{scene}"), build_planner(), show)
+    replies = workdir / "replies.wav"
+    stats = run_audio(audio, sink, replies)
+    journal.count_ignored_speech(sink.device, stats.ignored)
+    typer.echo("Audit timeline:\n")
+    typer.echo(render_table(timeline(journal)))
+    breaks = journal.verify()
+    typer.echo("\nHash chain: " + ("intact." if not breaks else f"BROKEN: {breaks[0]}"))
+    if keep is None:
+        shutil.rmtree(workdir, ignore_errors=True)
+    else:
+        typer.echo(f"Spoken replies: {replies}")

@@ -466,7 +466,7 @@ class Session:
             result.via,
         )
         target.mark_undone(by_turn=turn.id.hex, outcome="restored")
-        self.journal.record(target)
+        self.journal.record(turn, target)  # the undo's outcome, then Undone, in one transaction
         return self._finish(
             turn, report, Outcome.undone, f"Undone: {target.spoken[-1] if target.spoken else names}"
         )

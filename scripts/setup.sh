@@ -17,10 +17,12 @@ APT_PACKAGES=(
     libgtk-3-0 libatk-adaptor
     # uinput tested for real inside a throwaway QEMU VM (scripts/build-vm.sh)
     qemu-system-x86 busybox-static cpio
+    # voice: PortAudio headers to build pyaudio; sox and espeak-ng make test speech and noise
+    portaudio19-dev sox espeak-ng
 )
 
 # Extras installed with the editable package, e.g. EXTRAS=dev,voice,desktop,llm.
-EXTRAS="${EXTRAS:-dev,desktop}"
+EXTRAS="${EXTRAS:-dev,desktop,voice}"
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 VENV="${VENV:-.venv}"

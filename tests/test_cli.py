@@ -285,8 +285,8 @@ def test_errors_are_one_line_and_non_zero(tmp_path: Path, args: list[str], messa
     assert "Traceback" not in r.err
 
 
-def test_demo_runs_and_prints_the_timeline() -> None:
-    r = run("demo")
+def test_text_demo_runs_and_prints_the_timeline() -> None:
+    r = run("demo", "--text")
     assert r.code == 0, r.err
     assert "Typed hello grandma into Message." in r.out
     assert "TurnEnded" in r.out and "Hash chain: intact." in r.out

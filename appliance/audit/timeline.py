@@ -72,6 +72,12 @@ def _detail(name: str, e: Any) -> str:
             return f"by turn {e.by_turn[:8]}"
         case "TurnEnded":
             return str(e.outcome)
+        case "DeviceRegistered":
+            return str(e.name)
+        case "DeviceFault":
+            return str(e.message)
+        case "SpeechIgnored":
+            return f"{e.count} without the wake phrase"
         case "SettingChanged":
             return f"{e.key}: {e.old} -> {e.new} by {e.by}"
     return ""

@@ -24,3 +24,26 @@ class DeviceSettings(Aggregate):
     @event("SettingChanged")
     def change(self, key: str, old: Any, new: Any, by: str) -> None:
         self.values[key] = new
+
+
+class Device(Aggregate):
+    """An input or output device (the microphone, a switch): its faults and its counters."""
+
+    @staticmethod
+    def create_id(name: str) -> UUID:
+        return uuid5(NAMESPACE_URL, f"appliance:device:{name}")
+
+    @event("DeviceRegistered")
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.faults = 0
+        self.ignored = 0
+
+    @event("DeviceFault")
+    def fault(self, message: str) -> None:
+        self.faults += 1
+
+    @event("SpeechIgnored")
+    def speech_ignored(self, count: int) -> None:
+        """Speech heard without the wake phrase: only counted, never transcribed into the log."""
+        self.ignored += count

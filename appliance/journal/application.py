@@ -9,7 +9,7 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import Notification
 
-from appliance.journal.aggregates import SETTINGS_ID, DeviceSettings
+from appliance.journal.aggregates import SETTINGS_ID, Device, DeviceSettings
 from appliance.journal.chain import Break, ChainedPostgresRecorder, ChainedSQLiteRecorder, verify
 from appliance.journal.store import StoreError, store_env
 from appliance.settings import Settings
@@ -23,7 +23,7 @@ minute's actions and the undo stack of a normal session, and cheap to read on ev
 
 class Journal(Application[UUID]):
     name = "appliance"
-    snapshotting_intervals = {DeviceSettings: 20}  # noqa: RUF012 (eventsourcing API)
+    snapshotting_intervals = {DeviceSettings: 20, Device: 50}  # noqa: RUF012 (eventsourcing API)
 
     def __init__(self, store: str | None = None) -> None:
         env = store_env(store)
@@ -62,6 +62,25 @@ class Journal(Application[UUID]):
         aggregate.change(key=key, old=old, new=new, by=by)
         self.record(aggregate)
         return old, new
+
+    # -- devices -----------------------------------------------------------------------
+
+    def device(self, name: str) -> Device:
+        try:
+            return cast(Device, self.repository.get(Device.create_id(name)))
+        except AggregateNotFoundError:
+            return Device(name)
+
+    def device_fault(self, name: str, message: str) -> None:
+        device = self.device(name)
+        device.fault(message=message)
+        self.record(device)
+
+    def count_ignored_speech(self, name: str, count: int) -> None:
+        if count:
+            device = self.device(name)
+            device.speech_ignored(count=count)
+            self.record(device)
 
     # -- reading -----------------------------------------------------------------------
 

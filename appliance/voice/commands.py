@@ -1,0 +1,232 @@
+"""What the CLI calls: run, listen, models, bench voice, demo audio. No typer here."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from appliance.voice.audio_file import PIPELINE_RATE, Pcm, load_wav, resample_pcm16, write_wav
+from appliance.voice.engines import Engines, choose_engine, load_engines
+from appliance.voice.errors import VoiceError
+from appliance.voice.pipeline import (
+    CommandProcessor,
+    SpeechOutput,
+    SpeechSink,
+    TrackedVADProcessor,
+    VoiceState,
+    VoiceStats,
+    run_pipeline,
+)
+from appliance.voice.sink import Reply, TurnSink, Utterance
+from appliance.voice.sources import AudioSource, MicSource, ResilientSource, WavSource
+from appliance.voice.speakers import WavRecorder, open_speaker
+from appliance.voice.vad import VadSettings
+from appliance.voice.wake import WakeGate
+
+log = logging.getLogger(__name__)
+
+_ENGINES: dict[str, Engines] = {}
+
+
+def quiet_pipecat() -> None:
+    """pipecat logs every frame processor at DEBUG through loguru; keep only its warnings."""
+    from loguru import logger
+
+    logger.remove()
+    logger.add(sys.stderr, level="WARNING")
+
+
+def engines(engine: str | None = None, progress: bool = True) -> Engines:
+    """Models are loaded once per process (the demo and the bench run several pipelines)."""
+    key = engine or choose_engine()[0]
+    if key not in _ENGINES:
+        quiet_pipecat()
+        _ENGINES[key] = load_engines(key, progress=progress)
+    return _ENGINES[key]
+
+
+@dataclass
+class VoiceOptions:
+    wake_phrase: str = "hey juniper"
+    window_s: float = 8.0
+    vad: VadSettings = field(default_factory=VadSettings)
+    mute_while_speaking: bool = True
+    # Constrain Vosk to the screen's words and the grammar's (dictation then needs the full
+    # vocabulary, so it is off by default).
+    vosk_grammar: bool = False
+    pace: float | None = None  # a file: None = as fast as the VAD reads it, 1.0 = real time
+
+
+def run_voice(
+    source: AudioSource,
+    sink: TurnSink,
+    loaded: Engines,
+    speaker: SpeechSink | None = None,
+    options: VoiceOptions | None = None,
+    on_event: Callable[[Reply], None] | None = None,
+) -> VoiceStats:
+    """Run one pipeline until the source ends (a file) or the process is stopped (a mic)."""
+    from appliance.voice.tts import PiperTTSService
+
+    opts = options or VoiceOptions()
+    gate = WakeGate(opts.wake_phrase, window_s=opts.window_s)
+    state = VoiceState(live=source.live, mute_while_speaking=opts.mute_while_speaking)
+
+    def vocabulary() -> list[str]:
+        return [*sink.vocabulary(), "yes", "no"]
+
+    stt: Any
+    if loaded.engine == "vosk":
+        from appliance.voice.stt_vosk import VoskSTTService
+
+        grammar = (lambda: [opts.wake_phrase, *vocabulary()]) if opts.vosk_grammar else None
+        stt = VoskSTTService(loaded.vosk_model, vocabulary=grammar, wake_phrase=opts.wake_phrase)
+    else:
+        from appliance.voice.stt_whisper import WhisperSTTService
+
+        assert loaded.whisper is not None
+        stt = WhisperSTTService(loaded.whisper, vocabulary, opts.wake_phrase)
+    processors = [
+        TrackedVADProcessor(state, opts.vad),
+        stt,
+        CommandProcessor(state, sink, gate, opts.vad, on_event),
+        PiperTTSService(loaded.speaker),
+        SpeechOutput(state, sink, gate, speaker),
+    ]
+    if isinstance(source, ResilientSource):
+
+        def fault(message: str) -> None:
+            state.stats.faults += 1
+            report = getattr(sink, "fault", None)  # optional: journal the fault
+            if callable(report):
+                report(message)
+
+        source.on_fault = fault
+    source.open()
+    try:
+        asyncio.run(run_pipeline(source, processors, state, loaded.speaker.rate, opts.pace))
+    finally:
+        if isinstance(source, ResilientSource):
+            source.stop()  # a retry loop must not keep the process from exiting
+        source.close()
+    return state.stats
+
+
+def run_audio(
+    path: Path | None,
+    sink: TurnSink,
+    speak_to: Path | None,
+    wake_phrase: str = "hey juniper",
+    on_event: Callable[[Reply], None] | None = None,
+) -> VoiceStats:
+    """`appliance run`: a WAV file (ends with the file) or the microphone (runs until stopped)."""
+    source: AudioSource
+    if path is not None:
+        source = WavSource(path)  # a bad file fails here, before any model loads
+    else:
+        mic = MicSource()
+        mic.open()  # no device: VoiceError("No microphone found.")
+        mic.close()
+        source = ResilientSource(mic)
+    loaded = engines()
+    recorder = WavRecorder(speak_to) if speak_to is not None else None
+    speaker: SpeechSink | None = recorder
+    if recorder is None and path is None:
+        speaker = open_speaker()
+    try:
+        return run_voice(
+            source, sink, loaded, speaker, VoiceOptions(wake_phrase=wake_phrase), on_event
+        )
+    finally:
+        if recorder is not None:
+            recorder.save()
+
+
+class _ListenSink:
+    """Hears commands and does nothing with them (for `appliance listen`)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def vocabulary(self) -> list[str]:
+        return []  # no screen: the prompt is only the shape of a command (see bias_prompt)
+
+    def handle(self, utterance: Utterance) -> Reply:
+        self.count += 1
+        return Reply(f"listen-{self.count}", "", False)
+
+    def spoke(self, turn_id: str, text: str, timings: dict[str, float]) -> None:
+        pass
+
+
+def listen(path: Path) -> list[dict[str, Any]]:
+    """Every speech segment in the file: transcript, engine, confidence, wake decision, timings."""
+    source = WavSource(path)
+    stats = run_voice(source, _ListenSink(), engines())
+    return [{k: v for k, v in h.items() if k != "turn_id"} for h in stats.heard]
+
+
+def models_status() -> list[dict[str, Any]]:
+    from appliance.voice import models
+
+    return models.status()
+
+
+def models_install(name: str) -> None:
+    from appliance.voice import models
+
+    models.install(name)
+
+
+def models_verify() -> list[dict[str, Any]]:
+    from appliance.voice import models
+
+    return models.verify()
+
+
+def _as_sentence(line: str) -> str:
+    """Piper reads "hey juniper, undo that" with a rising, clipped tune that Whisper hears as
+    "I knew that"; as a sentence ("Hey juniper, undo that.") it sounds like a person."""
+    line = line.strip()
+    if line and line[-1] not in ".?!":
+        line += "."
+    return line[:1].upper() + line[1:]
+
+
+def synthesize_demo_audio(lines: list[str], out: Path, gap_s: float = 1.2) -> Path:
+    """Speak `lines` with Piper into one WAV, with `gap_s` of silence around each."""
+    if not lines:
+        raise VoiceError("Nothing to synthesize.")
+    speaker = engines().speaker
+    gap = bytes(int(gap_s * speaker.rate) * 2)
+    pcm = bytearray(gap)
+    for line in lines:
+        pcm += speaker.synthesize(_as_sentence(line), steady=True).data + gap
+    write_wav(out, Pcm(bytes(pcm), speaker.rate))
+    return out
+
+
+def speech_pcm(text: str, voice: str = "piper") -> bytes:
+    """16 kHz test/bench speech from Piper or espeak-ng (a second, very different voice)."""
+    if voice == "piper":
+        spoken = engines().speaker.synthesize(text, steady=True)
+        return resample_pcm16(spoken.data, spoken.rate, PIPELINE_RATE)
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        wav = Path(tmp) / "s.wav"
+        subprocess.run(["espeak-ng", "-s", "150", "-w", str(wav), text], check=True,
+                       capture_output=True)
+        return load_wav(wav).data
+
+
+def bench_voice() -> dict[str, Any]:
+    from appliance.voice.bench import run_bench
+
+    return run_bench()

@@ -1,0 +1,5 @@
+"""The one exception the voice layer raises for things a user can cause or fix."""
+
+
+class VoiceError(Exception):
+    """A short, speakable message: bad audio file, no microphone, missing model."""

@@ -1,0 +1,97 @@
+"""The voice layer's TurnSink on a real `Session`: what is heard runs as a turn."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from uuid import UUID
+
+from appliance.desktop.model import Desktop
+from appliance.intents.planner import Planner
+from appliance.journal.application import Journal
+from appliance.journal.store import StoreError
+from appliance.session import Session, TurnReport
+from appliance.voice.sink import Reply, Utterance
+
+# Words every command uses, so the recogniser is biased towards them as well as the screen.
+COMMAND_WORDS = (
+    "click",
+    "press",
+    "tap",
+    "type",
+    "into",
+    "tick",
+    "untick",
+    "select",
+    "open",
+    "scroll",
+    "undo",
+    "that",
+    "cancel",
+    "yes",
+    "no",
+    "what is on the screen",
+    "set",
+    "to",
+    "and then",
+)
+
+DesktopFactory = Callable[[], AbstractContextManager[Desktop]]
+
+
+class SessionSink:
+    """Runs each utterance through `Session.say`; records `Spoke` once the audio is out."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        desktop: DesktopFactory,
+        planner: Planner,
+        on_report: Callable[[TurnReport], None] | None = None,
+        device: str = "microphone",
+    ) -> None:
+        self.journal = journal
+        self.desktop = desktop
+        self.planner = planner
+        self.on_report = on_report
+        self.device = device
+
+    def vocabulary(self) -> list[str]:
+        with self.desktop() as screen:
+            snapshot = screen.snapshot()
+        return [*snapshot.names(), *snapshot.applications, *snapshot.launchable, *COMMAND_WORDS]
+
+    def handle(self, utterance: Utterance) -> Reply:
+        try:
+            with self.desktop() as screen:
+                session = Session(
+                    self.journal, screen, self.planner, speaks_later=True, device=self.device
+                )
+                report = session.say(
+                    utterance.text,
+                    trigger="voice",
+                    engine=utterance.engine,
+                    confidence=utterance.confidence,
+                    timings=utterance.timings,
+                )
+        except StoreError:
+            # The journal is the record of what happened: without it, do nothing and say so.
+            return Reply("", "I can't write to my journal, so I did nothing.", False)
+        if self.on_report is not None:
+            self.on_report(report)
+        return Reply(
+            report.turn_id,
+            " ".join([*report.notices, report.spoken]).strip(),
+            report.expects_answer,
+        )
+
+    def spoke(self, turn_id: str, text: str, timings: dict[str, float]) -> None:
+        if not turn_id:
+            return
+        turn = self.journal.turn(UUID(turn_id))
+        turn.spoke(text=text, timings=timings)
+        self.journal.record(turn)
+
+    def fault(self, message: str) -> None:
+        """The microphone went away (or came back): journal it; the source retries by itself."""
+        self.journal.device_fault(self.device, message)

@@ -1,0 +1,39 @@
+"""The seam between the voice layer and the rest: what was heard goes in, what to say comes out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """One transcribed command (wake phrase already removed)."""
+
+    text: str
+    engine: str  # "vosk" | "whisper"
+    confidence: float | None
+    # Monotonic ms since the pipeline started: speech_start and speech_end (when the VAD
+    # decided), transcript_ready; durations in ms: stt_ms, vad_ms (the VAD's stop hangover);
+    # audio_start_s / audio_end_s: where the speech is in the input. `spoke` gets these plus
+    # action_done, first_audio, spoke_done (ms) and spoken_s (length of the reply).
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the turn wants said; `expects_answer` opens a listening window for yes/no."""
+
+    turn_id: str
+    spoken: str
+    expects_answer: bool
+
+
+class TurnSink(Protocol):
+    """Runs turns; the voice layer knows nothing about planning or the journal."""
+
+    def vocabulary(self) -> list[str]: ...
+
+    def handle(self, utterance: Utterance) -> Reply: ...
+
+    def spoke(self, turn_id: str, text: str, timings: dict[str, float]) -> None: ...

