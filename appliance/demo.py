@@ -35,14 +35,30 @@ def bundled_scene(name: str = "messages.json") -> Path:
     return Path(str(resources.files("appliance.scenes").joinpath(name)))
 
 
-def run_demo(store: str | None = None, keep: Path | None = None) -> None:
-    from appliance.cli import build_planner
-    from appliance.session import Session
-
+def _workspace(keep: Path | None) -> tuple[Path, Path]:
+    """A folder with a fresh copy of the bundled scene (kept only when asked)."""
     workdir = keep or Path(tempfile.mkdtemp(prefix="appliance-demo-"))
     workdir.mkdir(parents=True, exist_ok=True)
     scene = workdir / "scene.json"
     shutil.copyfile(bundled_scene(), scene)
+    return workdir, scene
+
+
+def _audit(journal: Journal, workdir: Path, keep: Path | None) -> None:
+    typer.echo("Audit timeline:\n")
+    typer.echo(render_table(timeline(journal)))
+    breaks = journal.verify()
+    typer.echo("\nHash chain: " + ("intact." if not breaks else f"BROKEN: {breaks[0]}"))
+    if keep is None:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def run_demo(store: str | None = None, keep: Path | None = None) -> None:
+    """The session typed instead of spoken: quick, and needs no speech models."""
+    from appliance.cli import build_planner
+    from appliance.session import Session
+
+    workdir, scene = _workspace(keep)
     journal = Journal(store or str(workdir / "journal.sqlite"))
     planner = build_planner()
     typer.echo(f"Demo on the bundled Messages scene (files in {workdir}).\n")
@@ -52,12 +68,7 @@ def run_demo(store: str | None = None, keep: Path | None = None) -> None:
         desktop.save()
         typer.echo(f"  you:       {line}")
         typer.echo(f"  appliance: {report.spoken}   [{report.decision}]\n")
-    typer.echo("Audit timeline:\n")
-    typer.echo(render_table(timeline(journal)))
-    breaks = journal.verify()
-    typer.echo("\nHash chain: " + ("intact." if not breaks else f"BROKEN: {breaks[0]}"))
-    if keep is None:
-        shutil.rmtree(workdir, ignore_errors=True)
+    _audit(journal, workdir, keep)
 
 
 def run_spoken_demo(store: str | None = None, keep: Path | None = None) -> None:
@@ -67,10 +78,7 @@ def run_spoken_demo(store: str | None = None, keep: Path | None = None) -> None:
     from appliance.voice.commands import engines, run_audio, synthesize_demo_audio
     from appliance.voice.session_sink import SessionSink
 
-    workdir = keep or Path(tempfile.mkdtemp(prefix="appliance-demo-"))
-    workdir.mkdir(parents=True, exist_ok=True)
-    scene = workdir / "scene.json"
-    shutil.copyfile(bundled_scene(), scene)
+    workdir, scene = _workspace(keep)
     journal = Journal(store or str(workdir / "journal.sqlite"))
     typer.echo("Loading the speech models (offline; a few seconds)...")
     engines(progress=True)
@@ -85,11 +93,6 @@ def run_spoken_demo(store: str | None = None, keep: Path | None = None) -> None:
     replies = workdir / "replies.wav"
     stats = run_audio(audio, sink, replies)
     journal.count_ignored_speech(sink.device, stats.ignored)
-    typer.echo("Audit timeline:\n")
-    typer.echo(render_table(timeline(journal)))
-    breaks = journal.verify()
-    typer.echo("\nHash chain: " + ("intact." if not breaks else f"BROKEN: {breaks[0]}"))
-    if keep is None:
-        shutil.rmtree(workdir, ignore_errors=True)
-    else:
-        typer.echo(f"Spoken replies: {replies}")
+    if keep is not None:
+        typer.echo(f"Spoken replies: {replies}\n")
+    _audit(journal, workdir, keep)
