@@ -14,7 +14,7 @@ from typing import Any
 from uuid import UUID
 
 from eventsourcing.persistence import Notification, StoredEvent
-from eventsourcing.postgres import PostgresApplicationRecorder
+from eventsourcing.postgres import PostgresAggregateRecorder, PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
 from psycopg.sql import SQL, Identifier
 
@@ -97,18 +97,31 @@ class ChainedPostgresRecorder(PostgresApplicationRecorder):
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
-        # One plain transaction (no pipeline) so the chain rows commit with the events; the
-        # table lock taken by _insert_stored_events keeps chain order equal to commit order.
+        """Events and their chain rows in one transaction, in two round trips (a pipeline).
+
+        The table lock (taken first, as eventsourcing does) keeps the chain's order equal to
+        the commit order; the chain head is read under that lock.
+        """
         if not stored_events:
             return []
-        with self.datastore.get_connection() as conn, conn.transaction(), conn.cursor() as curs:
-            self._insert_stored_events(curs, stored_events, **kwargs)
-            ids = [row["notification_id"] for row in curs.fetchall()]
-            head_sql = SQL("SELECT hash FROM {} ORDER BY notification_id DESC LIMIT 1")
-            curs.execute(head_sql.format(self.table))
-            head = curs.fetchone()
-            rows = _rows(head["hash"] if head else GENESIS, ids, stored_events)
-            curs.executemany(SQL("INSERT INTO {} VALUES (%s,%s,%s)").format(self.table), rows)
+        head_sql = SQL("SELECT hash FROM {} ORDER BY notification_id DESC LIMIT 1")
+        with (
+            self.datastore.get_connection() as conn,
+            conn.pipeline() as pipeline,
+            conn.transaction(),
+            conn.cursor() as lock,
+            conn.cursor() as head,
+            conn.cursor() as insert,
+        ):
+            self._lock_table(lock)
+            self._notify_channel(lock)
+            head.execute(head_sql.format(self.table))
+            PostgresAggregateRecorder._insert_stored_events(self, insert, stored_events)
+            pipeline.sync()
+            ids = [row["notification_id"] for row in insert.fetchall()]
+            last = head.fetchone()
+            rows = _rows(last["hash"] if last else GENESIS, ids, stored_events)
+            insert.executemany(SQL("INSERT INTO {} VALUES (%s,%s,%s)").format(self.table), rows)
         return ids
 
     def chain(self) -> list[tuple[int, str, str]]:
