@@ -18,7 +18,7 @@ def spoken(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from appliance.voice.commands import synthesize_demo_audio
 
     out = tmp_path_factory.mktemp("audio") / "session.wav"
-    lines = ["hey juniper, uncheck urgent", "this is not for you", "hey juniper, click send", "yes"]
+    lines = ["hey juniper, select doctor", "this is not for you", "hey juniper, click send", "yes"]
     return synthesize_demo_audio(lines, out)
 
 
@@ -30,7 +30,7 @@ def test_run_audio_prints_one_json_object_per_turn(tmp_path: Path, spoken: Path)
     assert r.code == 0, r.err
     turns = [json.loads(line) for line in r.out.splitlines() if line.startswith("{")]
     assert [t["decision"] for t in turns] == ["executed", "needs_confirmation", "executed"]
-    assert "checked" not in kiosk.element("Urgent").get("states", [])
+    assert kiosk.element("Doctor")["states"] == ["selected"]
     assert kiosk.element("Send")["activations"] == 1
     with wave.open(str(replies)) as w:
         assert w.getnframes() > w.getframerate()  # the replies were spoken into the file
@@ -46,7 +46,7 @@ def test_listen_reports_transcripts_and_timings(spoken: Path) -> None:
     r = run("listen", str(spoken), "--json")
     assert r.code == 0, r.err
     segments = r.json()
-    assert any("urgent" in s["text"].lower() for s in segments)
+    assert any("doctor" in s["text"].lower() for s in segments)
     assert all("timings" in s for s in segments)
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pipecat.frames.frames import (
+    ControlFrame,
     EndFrame,
     Frame,
     InputAudioRawFrame,
@@ -42,7 +43,11 @@ from appliance.voice.wake import WakeGate
 log = logging.getLogger(__name__)
 
 MUTE_TAIL_S = 0.3  # room echo after the last sample played
-STALL_S = 60.0  # a turn plus its reply never takes this long; if it does, stop waiting
+# A file waits for each turn and its reply however slow the machine is (a local LLM on a
+# loaded CPU can take minutes); it says so every STALL_S and gives up only after STALL_LIMIT_S,
+# when something must be broken.
+STALL_S = 60.0
+STALL_LIMIT_S = 900.0
 
 
 class SpeechSink(Protocol):
@@ -51,6 +56,17 @@ class SpeechSink(Protocol):
     def play(self, pcm: bytes, rate: int) -> None: ...
 
     def reply_done(self) -> None: ...
+
+
+@dataclass
+class ReplyDoneFrame(ControlFrame):
+    """Follows a reply's TTSSpeakFrame; pipecat's TTS queues it behind all of that reply's audio.
+
+    The reply ends here, not at a TTSStoppedFrame: pipecat also sends one when synthesis goes
+    quiet for a while, which a loaded CPU can cause in the middle of a reply.
+    """
+
+    turn_id: str = ""
 
 
 @dataclass
@@ -266,6 +282,7 @@ class CommandProcessor(FrameProcessor):
         if reply.spoken.strip():
             state.replies.append(Spoken(reply, timings))
             await self.push_frame(TTSSpeakFrame(reply.spoken))
+            await self.push_frame(ReplyDoneFrame(turn_id=reply.turn_id))
             return
         state.speaking = False
         if reply.expects_answer:
@@ -300,13 +317,23 @@ class SpeechOutput(FrameProcessor):
             spoken.pcm += pcm
             if self._speaker is not None:
                 await asyncio.to_thread(self._speaker.play, pcm, PIPELINE_RATE)
-        elif isinstance(frame, TTSStoppedFrame):
+        elif isinstance(frame, ReplyDoneFrame):
             if state.replies:
                 await self._finish(state.replies.popleft())
+        elif isinstance(frame, TTSStoppedFrame):
+            return  # not the end of the reply (see ReplyDoneFrame)
         else:
             await self.push_frame(frame, direction)
 
     async def _finish(self, spoken: Spoken) -> None:
+        try:
+            await self._finish_reply(spoken)
+        finally:
+            # Even if recording `spoke` fails, the mic must unmute and the file go on.
+            self._state.speaking = False
+            self._state.settle()
+
+    async def _finish_reply(self, spoken: Spoken) -> None:
         state = self._state
         duration = len(spoken.pcm) / 2 / PIPELINE_RATE
         started = spoken.first_audio_s if spoken.first_audio_s is not None else state.clock_s
@@ -322,7 +349,18 @@ class SpeechOutput(FrameProcessor):
             self._gate.open_window(state.mute_until_s)
         reply = spoken.reply
         await asyncio.to_thread(self._sink.spoke, reply.turn_id, reply.spoken, timings)
-        state.settle()
+
+
+async def wait_until_idle(state: VoiceState) -> None:
+    """Wait for every heard segment to be answered; a file's next audio must not go in before."""
+    waited = 0.0
+    while not await state.wait_for(state.idle, timeout=STALL_S):
+        waited += STALL_S
+        if waited >= STALL_LIMIT_S:
+            log.warning("the pipeline did not settle in %.0f s; going on", waited)
+            state.speaking, state.pending = False, 0
+            return
+        log.warning("still waiting for a turn and its reply (%.0f s so far)", waited)
 
 
 async def feed(
@@ -341,9 +379,7 @@ async def feed(
     due = time.monotonic()
     while True:
         if not state.live and not state.idle():
-            if not await state.wait_for(state.idle, timeout=STALL_S):
-                log.warning("the pipeline did not settle in %.0f s; going on", STALL_S)
-                state.speaking, state.pending = False, 0
+            await wait_until_idle(state)
             due = time.monotonic()
         if pace and not state.live:
             due += CHUNK_SAMPLES / PIPELINE_RATE / pace
@@ -368,7 +404,7 @@ async def feed(
             # Faster than real time, but never ahead of the VAD: segment ends are then known
             # before the next chunk goes in.
             await state.wait_for(lambda n=sent: state.vad_frames >= n)  # type: ignore[misc]
-    await state.wait_for(state.idle, timeout=STALL_S)
+    await wait_until_idle(state)
     await worker.queue_frame(EndFrame())
 
 

@@ -31,8 +31,11 @@ log = logging.getLogger(__name__)
 MIN_AVG_LOGPROB = -0.8
 NO_SPEECH_MAX = 0.6
 MAX_TOKENS = 48  # a spoken command is short; a runaway hallucination is not
+MAX_COMPRESSION_RATIO = 2.4  # faster-whisper's own mark of a repetition loop
 RATE = 16_000
-PREROLL_S = 1.0  # tiny.en hears the first word better after some silence
+# tiny.en hears the first word better after a little silence; a whole second of it, with the
+# screen's words as the prompt, made it invent words ("hit, hit, hey Juniper", "Send.").
+PREROLL_S = 0.3
 TRAILING_SILENCE_S = 0.2
 
 
@@ -87,17 +90,11 @@ class WhisperEngine:
     ) -> Transcript:
         start = time.monotonic()
         audio = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
-        hotwords = bias_prompt(vocabulary or [], wake_phrase)
-        segments, _info = self._model.transcribe(
-            audio,
-            language="en",
-            beam_size=1,
-            hotwords=hotwords,
-            without_timestamps=True,
-            condition_on_previous_text=False,
-            vad_filter=False,
-            max_new_tokens=MAX_TOKENS,
-        )
+        segments = self._decode(audio, bias_prompt(vocabulary or [], wake_phrase))
+        if any(seg.compression_ratio > MAX_COMPRESSION_RATIO for seg in segments):
+            # The prompt can send greedy decoding round a loop ("hit, hit, hit, ..."); the same
+            # audio heard without it is the deterministic second try.
+            segments = self._decode(audio, None)
         texts: list[str] = []
         logprobs: list[float] = []
         for seg in segments:
@@ -114,6 +111,23 @@ class WhisperEngine:
             (time.monotonic() - start) * 1000,
             len(pcm) / 2 / 16000,
         )
+
+    def _decode(self, audio: Any, hotwords: str | None) -> list[Any]:
+        # Greedy only: faster-whisper's default falls back to sampling at higher temperatures,
+        # with an unseeded generator, so the same audio was heard differently from run to run
+        # (and under CPU load, where concurrent transcriptions reorder its draws).
+        segments, _info = self._model.transcribe(
+            audio,
+            language="en",
+            beam_size=1,
+            temperature=0.0,
+            hotwords=hotwords,
+            without_timestamps=True,
+            condition_on_previous_text=False,
+            vad_filter=False,
+            max_new_tokens=MAX_TOKENS,
+        )
+        return list(segments)
 
 
 @dataclass

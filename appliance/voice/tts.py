@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from pathlib import Path
@@ -14,6 +15,13 @@ from pipecat.services.tts_service import TTSService
 
 from appliance.voice.audio_file import Pcm
 from appliance.voice.errors import VoiceError
+
+log = logging.getLogger(__name__)
+
+# pipecat ends a reply's audio context after this long without audio. Piper's run_tts closes its
+# context itself when done, so this only matters if synthesis stalls: a loaded CPU must not cut
+# a reply in two (the rest of it would then belong to no reply).
+QUIET_TIMEOUT_S = 120.0
 
 
 class PiperSpeaker:
@@ -66,7 +74,7 @@ class PiperTTSService(TTSService):
 
     def __init__(self, speaker: PiperSpeaker, **kwargs: Any) -> None:
         super().__init__(
-            push_start_frame=True, push_stop_frames=True, stop_frame_timeout_s=5.0,
+            push_start_frame=True, push_stop_frames=True, stop_frame_timeout_s=QUIET_TIMEOUT_S,
             sample_rate=speaker.rate,
             settings=TTSSettings(model="piper", voice="en_US-joe-medium", language="en"),
             **kwargs,
@@ -80,11 +88,21 @@ class PiperTTSService(TTSService):
         sentences = self.speaker.sentences(text)
 
         def step() -> bytes | None:
-            return next(sentences, None)
+            try:
+                return next(sentences, None)
+            except Exception as e:  # the reply goes unsaid, but its end still arrives
+                log.warning("speech synthesis failed: %s", e)
+                return None
 
         async def chunks() -> AsyncIterator[bytes]:
+            produced = False
             while (pcm := await asyncio.to_thread(step)) is not None:
+                produced = True
                 yield pcm
+            if not produced:
+                # pipecat closes a context at once only if it saw audio; otherwise it waits
+                # QUIET_TIMEOUT_S. A moment of silence keeps an unsayable reply from stalling.
+                yield bytes(self.speaker.rate // 50 * 2)
 
         async for frame in self._stream_audio_frames_from_iterator(
             chunks(), in_sample_rate=self.speaker.rate, context_id=context_id
