@@ -158,7 +158,7 @@ class Session:
             notices.append(self._expire(pending))
             pending = None
 
-        plan = self.planner.plan(text, snapshot)
+        plan = self.planner.plan(text, snapshot, self._history())
         notices.extend(plan.notes)
         kind = plan.intent.intent if plan.intent else None
         if pending is not None and pending.asks_which and kind not in ("deny", "cancel"):
@@ -490,6 +490,15 @@ class Session:
                 ):
                     return node.name
         return ""
+
+    def _history(self, turns: int = 3) -> list[str]:
+        """The last few turns as planners see them, oldest first: what was said, what came of it."""
+        lines = []
+        for turn in reversed(self._recent[:turns]):
+            said = turn.transcripts[0] if turn.transcripts else ""
+            reply = turn.spoken[-1] if turn.spoken else turn.outcome
+            lines.append(f'"{said}" -> {reply}')
+        return lines
 
     def _recent_unconfirmed(self) -> int:
         """Actions carried out without a yes in the last minute (for the rate limit)."""

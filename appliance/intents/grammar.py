@@ -507,7 +507,7 @@ class GrammarPlanner:
         for phrase in WARM_UP:
             self.parse(phrase, warm)
 
-    def plan(self, text: str, snapshot: Snapshot) -> Plan:
+    def plan(self, text: str, snapshot: Snapshot, history: Iterable[str] = ()) -> Plan:
         started = time.perf_counter()
         intent = self.parse(text, snapshot)
         return Plan(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -21,4 +22,6 @@ class Plan:
 
 
 class Planner(Protocol):
-    def plan(self, text: str, snapshot: Snapshot) -> Plan: ...
+    def plan(self, text: str, snapshot: Snapshot, history: Sequence[str] = ()) -> Plan:
+        """Propose an intent; `history` is the last few turns, oldest first ("do that again")."""
+        ...
