@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 VENV ?= .venv
 # Extras installed with the package; setup.sh reinstalls when this or pyproject.toml changes.
-EXTRAS ?= dev,desktop,voice
+EXTRAS ?= dev,desktop,voice,llm
 export EXTRAS VENV
 
 .PHONY: setup demo test lint clean

@@ -21,7 +21,7 @@ from appliance.desktop.scene import SceneError
 from appliance.desktop.sim import SimDesktop
 from appliance.journal.application import Journal
 from appliance.journal.store import StoreError
-from appliance.settings import SettingsError, parse_value
+from appliance.settings import Settings, SettingsError, parse_value
 
 app = typer.Typer(
     add_completion=False,
@@ -74,10 +74,24 @@ def opened_desktop(spec: str, write_back: bool = True) -> Iterator[Desktop]:
         raise CliError(f"unknown desktop {spec!r}; use atspi or sim:SCENE.json")
 
 
-def build_planner() -> Any:
+def build_planner(settings: Settings | None = None) -> Any:
+    """The grammar first, then the language model the caregiver chose (see `settings`)."""
     from appliance.intents.grammar import GrammarPlanner
+    from appliance.intents.router import Router
 
-    return GrammarPlanner()
+    chosen = settings or Settings()
+    llm: Any = None
+    if chosen.llm == "ollama":
+        from appliance.intents.ollama import OllamaPlanner
+
+        llm = OllamaPlanner(host=chosen.ollama_host, model=chosen.ollama_model)
+    elif chosen.llm == "llama-cpp":
+        from appliance.intents.llama import LlamaCppPlanner
+        from appliance.intents.llm_models import PACKAGED, model_path
+
+        packaged = next(m for m in PACKAGED if m.key == chosen.llama_model)
+        llm = LlamaCppPlanner(model_path(packaged))
+    return Router(GrammarPlanner(), llm)
 
 
 def _print_json(data: Any) -> None:
@@ -119,7 +133,7 @@ def say(
         raise CliError("nothing to say: the text is empty")
     journal = Journal(store)
     with opened_desktop(desktop) as screen:
-        session = Session(journal, screen, build_planner())
+        session = Session(journal, screen, build_planner(journal.settings()))
         report = session.say(text)
     if as_json:
         data = report.as_json()
@@ -139,6 +153,9 @@ def plan(
     desktop: DesktopOpt = "atspi",
     store: StoreOpt = None,
     as_json: JsonOpt = False,
+    show_context: Annotated[
+        bool, typer.Option("--show-context", help="print exactly what the language model gets")
+    ] = False,
 ) -> None:
     """Show the intent and the validator's decision; nothing is performed or journaled."""
     from appliance.desktop.model import Snapshot
@@ -151,7 +168,12 @@ def plan(
     settings = Journal(store).settings() if store else Settings()
     with opened_desktop(desktop, write_back=False) as screen:
         snapshot: Snapshot = screen.snapshot()
-    proposal = build_planner().plan(text, snapshot)
+    if show_context:
+        from appliance.intents.prompt import render_context
+
+        typer.echo(render_context(text, snapshot), nl=False)
+        return
+    proposal = build_planner(settings).plan(text, snapshot)
     verdict = validate(proposal.intent, snapshot, settings)
     decision = {
         "execute": "would_execute",
@@ -171,6 +193,7 @@ def plan(
         "turn_id": None,
         "planner": proposal.planner,
         "latency_ms": round(proposal.latency_ms, 3),
+        "notices": list(proposal.notes),
     }
     if verdict.secret and data["intent"]:
         data["intent"]["text"] = "[redacted]"
@@ -298,7 +321,8 @@ def run(
         else:
             typer.echo(f"heard: {turn.transcript}  ->  {turn.spoken}  [{turn.decision}]")
 
-    sink = SessionSink(journal, lambda: opened_desktop(desktop), build_planner(), report)
+    planner = build_planner(journal.settings())
+    sink = SessionSink(journal, lambda: opened_desktop(desktop), planner, report)
     wake = journal.settings().wake_phrase
     stats = run_audio(audio, sink, speak_to, wake_phrase=wake)
     journal.count_ignored_speech(sink.device, stats.ignored)
@@ -325,21 +349,40 @@ def models(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     """Show the speech models: installed, packaged, verified."""
     if ctx.invoked_subcommand is not None:
         return
+    from appliance.intents.llm_models import embedded_status
+    from appliance.intents.ollama import ollama_status
     from appliance.voice.commands import models_status
 
-    rows = models_status()
+    settings = Settings()
+    report: dict[str, Any] = {
+        "speech": models_status(),
+        "ollama": ollama_status(settings.ollama_host),
+        "embedded": embedded_status(),
+    }
     if as_json:
-        _print_json(rows)
-    else:
-        for row in rows:
-            typer.echo("  ".join(f"{k}={v}" for k, v in row.items()))
+        _print_json(report)
+        return
+    for row in report["speech"]:
+        typer.echo("speech  " + "  ".join(f"{k}={v}" for k, v in row.items()))
+    typer.echo("ollama  " + "  ".join(f"{k}={v}" for k, v in report["ollama"].items()))
+    for row in report["embedded"]["models"]:
+        typer.echo("gguf    " + "  ".join(f"{k}={v}" for k, v in row.items()))
 
 
 @models_app.command("install")
 def models_install(
-    name: Annotated[str, typer.Argument(help="e.g. vosk-model-small-en-us")],
+    name: Annotated[str | None, typer.Argument(help="e.g. vosk-model-small-en-us")] = None,
+    ollama: Annotated[str | None, typer.Option("--ollama", help="pull this Ollama model")] = None,
 ) -> None:
-    """Download and checksum a speech model (on a device with internet)."""
+    """Install a speech model (download + sha256) or pull an Ollama model, with progress."""
+    if ollama:
+        from appliance.intents.ollama import models_install_ollama
+
+        models_install_ollama(ollama, host=Settings().ollama_host)
+        typer.echo(f"pulled {ollama}")
+        return
+    if not name:
+        raise CliError("name a model to install, or --ollama MODEL")
     from appliance.voice.commands import models_install as install
 
     install(name)
@@ -390,6 +433,11 @@ def bench(
         from appliance.voice.commands import bench_voice
 
         _print_json(bench_voice())
+    elif what == "planner":
+        from appliance.bench.planner import bench_planner, packaged_llms
+        from appliance.intents.grammar import GrammarPlanner
+
+        _print_json(bench_planner(GrammarPlanner(), packaged_llms()))
     elif what == "desktop":
         from appliance.desktop.atspi.bench import bench_desktop
 
@@ -418,12 +466,21 @@ def main() -> None:
 
 
 def _voice_errors() -> tuple[type[Exception], ...]:
-    """VoiceError, if the voice extra is installed (it is not needed for `say`)."""
+    """Errors of the optional extras (voice, llm), when they are installed."""
+    found: list[type[Exception]] = []
     try:
         from appliance.voice.errors import VoiceError
+
+        found.append(VoiceError)
     except ImportError:
-        return ()
-    return (VoiceError,)
+        pass
+    try:
+        from appliance.intents.ollama import ModelInstallError
+
+        found.append(ModelInstallError)
+    except ImportError:
+        pass
+    return tuple(found)
 
 
 def _fail(message: str, code: int = 1) -> None:

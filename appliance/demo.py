@@ -60,7 +60,7 @@ def run_demo(store: str | None = None, keep: Path | None = None) -> None:
 
     workdir, scene = _workspace(keep)
     journal = Journal(store or str(workdir / "journal.sqlite"))
-    planner = build_planner()
+    planner = build_planner(journal.settings())
     typer.echo(f"Demo on the bundled Messages scene (files in {workdir}).\n")
     for line in DEMO_LINES:
         desktop = SimDesktop.from_file(scene)
@@ -89,7 +89,8 @@ def run_spoken_demo(store: str | None = None, keep: Path | None = None) -> None:
         typer.echo(f"  heard:     {report.transcript}")
         typer.echo(f"  appliance: {report.spoken}   [{report.decision}]\n")
 
-    sink = SessionSink(journal, lambda: opened_desktop(f"sim:{scene}"), build_planner(), show)
+    planner = build_planner(journal.settings())
+    sink = SessionSink(journal, lambda: opened_desktop(f"sim:{scene}"), planner, show)
     replies = workdir / "replies.wav"
     stats = run_audio(audio, sink, replies)
     journal.count_ignored_speech(sink.device, stats.ignored)

@@ -232,7 +232,9 @@ class Session:
         transcript = f"{REDACTED} (typed into a hidden field)" if secret else text
         turn.heard(transcript, *heard)
         intent_json = _journal_intent(verdict.intent or plan.intent, verdict)
-        turn.planned(intent_json, plan.planner, plan.model, round(plan.latency_ms, 3))
+        turn.planned(
+            intent_json, plan.planner, plan.model, round(plan.latency_ms, 3), list(plan.notes)
+        )
         turn.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
         report = TurnReport(
             transcript,
@@ -307,7 +309,9 @@ class Session:
     ) -> TurnReport:
         pending.heard(text, *heard)
         answer = dump_intent(plan.intent) if plan.intent else None
-        pending.planned(answer, plan.planner, plan.model, round(plan.latency_ms, 3))
+        pending.planned(
+            answer, plan.planner, plan.model, round(plan.latency_ms, 3), list(plan.notes)
+        )
         report = TurnReport(text, answer, "", [], "", pending.id.hex, planner=plan.planner)
         original = _stored_intent(pending)
         if not yes:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 
 class Settings(BaseModel):
@@ -23,6 +24,23 @@ class Settings(BaseModel):
         default=(), description="applications the appliance never opens or acts in"
     )
     wake_phrase: str = Field(default="hey juniper", min_length=2)
+    llm: Literal["ollama", "llama-cpp", "off"] = Field(
+        default="ollama", description="the planner behind the grammar for free-form requests"
+    )
+    ollama_host: str = Field(default="http://127.0.0.1:11434", description="loopback only")
+    ollama_model: str = Field(default="qwen2.5-coder:1.5b", min_length=1)
+    llama_model: Literal["qwen", "smollm2"] = Field(
+        default="qwen", description="packaged GGUF model for the embedded backend"
+    )
+
+    @field_validator("ollama_host")
+    @classmethod
+    def _loopback_only(cls, host: str) -> str:
+        """Nothing leaves the device: the model server must be on this machine."""
+        name = urlsplit(host if "://" in host else f"http://{host}").hostname or ""
+        if name not in ("localhost", "::1") and not name.startswith("127."):
+            raise ValueError("the model server must be on this device (127.0.0.1 or localhost)")
+        return host
 
     @classmethod
     def keys(cls) -> list[str]:

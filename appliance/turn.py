@@ -95,14 +95,25 @@ class Turn(Aggregate):
             self.phase = Phase.heard
 
     def planned(
-        self, intent: dict[str, Any] | None, planner: str, model: str, latency_ms: float
+        self,
+        intent: dict[str, Any] | None,
+        planner: str,
+        model: str,
+        latency_ms: float,
+        notes: list[str] | None = None,
     ) -> None:
+        """`notes`: what went wrong on the way (e.g. the language model did not answer)."""
         self._require(Phase.heard, Phase.awaiting_confirmation)
-        self._planned(intent, planner, model, latency_ms)
+        self._planned(intent, planner, model, latency_ms, notes or [])
 
     @event("Planned")
     def _planned(
-        self, intent: dict[str, Any] | None, planner: str, model: str, latency_ms: float
+        self,
+        intent: dict[str, Any] | None,
+        planner: str,
+        model: str,
+        latency_ms: float,
+        notes: list[str],
     ) -> None:
         if self.phase == Phase.heard:
             self.intent = intent

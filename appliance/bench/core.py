@@ -55,7 +55,7 @@ def bench_turn(store: str, runs: int = 200) -> dict[str, Any]:
     # Raise the rate limit so every turn runs the full act path instead of asking for a yes.
     journal.change_setting("max_unconfirmed_per_minute", 600, by="bench")
     desktop = SimDesktop(big_scene(500))
-    session = Session(journal, desktop, build_planner())
+    session = Session(journal, desktop, build_planner(journal.settings()))
     lines = ("tick option 1", "untick option 1", "type hi into field 2", "select item 3")
     assert {"Option 1", "Field 2", "Item 3"} <= set(desktop.snapshot().names())
     samples: list[float] = []
