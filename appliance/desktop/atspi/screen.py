@@ -23,14 +23,12 @@ from appliance.desktop.atspi.bus import (
 )
 from appliance.desktop.atspi.gi_modules import GLib
 from appliance.desktop.atspi.tree import (
-    SELECTION,
     TEXT,
-    TEXT_VALUE_ROLES,
-    VALUE,
     AppTree,
     RawNode,
     apply_reply,
     fetch_app,
+    value_call,
 )
 from appliance.desktop.atspi.vocabulary import state_names
 from appliance.desktop.model import REDACTED, SECRET_ROLES, ElementState, Node, Snapshot
@@ -252,15 +250,9 @@ def refresh_raw(bus: A11yBus, tree: AppTree, raws: list[RawNode]) -> None:
         kinds.append(("states", raw))
         calls.append(Call(raw.ref, PROPERTIES, "Get", GLib.Variant("(ss)", (ACCESSIBLE, "Name"))))
         kinds.append(("name", raw))
-        if "Value" in raw.interfaces:
-            calls.append(Call(raw.ref, PROPERTIES, "GetAll", GLib.Variant("(s)", (VALUE,))))
-            kinds.append(("value", raw))
-        elif "Text" in raw.interfaces and raw.role in TEXT_VALUE_ROLES:
-            calls.append(Call(raw.ref, TEXT, "GetText", GLib.Variant("(ii)", (0, -1))))
-            kinds.append(("text", raw))
-        elif raw.role == "combo box" and "Selection" in raw.interfaces:
-            calls.append(Call(raw.ref, SELECTION, "GetSelectedChild", GLib.Variant("(i)", (0,))))
-            kinds.append(("combo", raw))
+        if (read := value_call(raw)) is not None:
+            calls.append(read[0])
+            kinds.append((read[1], raw))
         elif raw.role in SECRET_ROLES:
             # Only the length of a secret is read, never its characters.
             calls.append(Call(raw.ref, PROPERTIES, "Get",

@@ -70,6 +70,17 @@ class AppTree:
     truncated: bool = False
 
 
+def value_call(node: RawNode) -> tuple[Call, str] | None:
+    """The call that reads what a node holds (a number, its text, a combo's choice), if any."""
+    if "Value" in node.interfaces:
+        return Call(node.ref, PROPERTIES, "GetAll", GLib.Variant("(s)", (VALUE,))), "value"
+    if "Text" in node.interfaces and node.role in TEXT_VALUE_ROLES:
+        return Call(node.ref, TEXT, "GetText", GLib.Variant("(ii)", (0, -1))), "text"
+    if node.role == "combo box" and "Selection" in node.interfaces:
+        return Call(node.ref, SELECTION, "GetSelectedChild", GLib.Variant("(i)", (0,))), "combo"
+    return None
+
+
 def _short(iface: str) -> str:
     return iface.rsplit(".", 1)[-1]
 
@@ -201,15 +212,9 @@ def _enrich(bus: A11yBus, tree: AppTree) -> None:
         if "Action" in node.interfaces:
             calls.append(Call(node.ref, ACTION, "GetActions"))
             kinds.append(("actions", node))
-        if "Value" in node.interfaces:
-            calls.append(Call(node.ref, PROPERTIES, "GetAll", GLib.Variant("(s)", (VALUE,))))
-            kinds.append(("value", node))
-        elif "Text" in node.interfaces and node.role in TEXT_VALUE_ROLES:
-            calls.append(Call(node.ref, TEXT, "GetText", GLib.Variant("(ii)", (0, -1))))
-            kinds.append(("text", node))
-        elif node.role == "combo box" and "Selection" in node.interfaces:
-            calls.append(Call(node.ref, SELECTION, "GetSelectedChild", GLib.Variant("(i)", (0,))))
-            kinds.append(("combo", node))
+        if (read := value_call(node)) is not None:
+            calls.append(read[0])
+            kinds.append((read[1], node))
         if not node.name and node.role in NEEDS_LABEL:
             calls.append(Call(node.ref, ACCESSIBLE, "GetRelationSet"))
             kinds.append(("relations", node))
