@@ -263,7 +263,7 @@ class Session:
             case "answer":
                 return self._finish(turn, report, Outcome.answered, _answer_text(verdict, snapshot))
             case "control":
-                return self._control(turn, report, verdict)
+                return self._control(turn, report, verdict, snapshot)
             case "confirm":
                 prompt = confirmation(verdict)
                 return self._ask(turn, report, prompt, 0)
@@ -417,17 +417,20 @@ class Session:
 
     # -- undo and cancel ---------------------------------------------------------------
 
-    def _control(self, turn: Turn, report: TurnReport, verdict: Verdict) -> TurnReport:
+    def _control(
+        self, turn: Turn, report: TurnReport, verdict: Verdict, snapshot: Snapshot
+    ) -> TurnReport:
         kind = verdict.intent.intent if verdict.intent else ""
         if kind == "undo":
-            return self._undo(turn, report)
+            return self._undo(turn, report, snapshot)
         if kind == "cancel":
             return self._finish(turn, report, Outcome.cancelled, "Nothing to cancel.")
         return self._finish(
             turn, report, Outcome.rejected, "There's no question waiting for an answer."
         )
 
-    def _undo(self, turn: Turn, report: TurnReport) -> TurnReport:
+    def _undo(self, turn: Turn, report: TurnReport, snapshot: Snapshot) -> TurnReport:
+        """Reverse the newest undoable turn; `snapshot` is the screen this utterance began on."""
         stack = self.journal.undo_stack(self._recent)
         if not stack:
             return self._finish(turn, report, Outcome.rejected, "There's nothing to undo.")
@@ -443,7 +446,7 @@ class Session:
                         f"I can't put back the hidden value of {step['target']}.",
                     )
                 restore[key] = state_from_json(data)
-        changed = self._changed_since(target)
+        changed = self._changed_since(target, snapshot)
         if changed:
             return self._finish(
                 turn, report, Outcome.rejected, f"{changed} has changed since, so I left it alone."
@@ -452,7 +455,6 @@ class Session:
         names = ", ".join(dict.fromkeys(s["target"] for s in target.steps))
         turn.start_action(0, action.model_dump(mode="json", exclude_none=True), names, {})
         self.journal.record(turn)
-        snapshot = self.desktop.snapshot()
         try:
             result: ActionResult = self.desktop.perform(action)
         except DesktopError as e:
@@ -475,9 +477,8 @@ class Session:
             turn, report, Outcome.undone, f"Undone: {target.spoken[-1] if target.spoken else names}"
         )
 
-    def _changed_since(self, target: Turn) -> str:
+    def _changed_since(self, target: Turn, snapshot: Snapshot) -> str:
         """The name of an element that no longer looks the way the turn left it, if any."""
-        snapshot = self.desktop.snapshot()
         for step in target.steps:
             for key, after in step["after"].items():
                 key = str(key)
