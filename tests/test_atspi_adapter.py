@@ -15,7 +15,7 @@ from appliance.desktop.atspi.adapter import AtspiDesktop
 from appliance.desktop.model import REDACTED, Action, DesktopError, ElementState
 from tests.apps.atspi_harness import (
     RunningApp,
-    app_command,
+    calendar_allowlist,
     find,
     headless_session,
     start_app,
@@ -28,13 +28,7 @@ APP = "Juniper Test"
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[AtspiDesktop, RunningApp]]:
     tmp = tmp_path_factory.mktemp("atspi")
-    apps = tmp / "apps"
-    apps.mkdir()
-    calendar = " ".join(app_command(tmp / "calendar-state.json", "--app-name", "Calendar",
-                                    "--title", "Calendar"))
-    (apps / "calendar.desktop").write_text(
-        f"[Desktop Entry]\nType=Application\nName=Calendar\nExec={calendar}\n"
-    )
+    apps = calendar_allowlist(tmp)
     with headless_session():
         app = start_app(tmp)
         desktop = open_desktop([apps], timeout=2.0, open_timeout=20.0)

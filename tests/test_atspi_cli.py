@@ -20,7 +20,7 @@ import pytest
 from appliance.desktop.atspi import open_desktop
 from tests.apps.atspi_harness import (
     RunningApp,
-    app_command,
+    calendar_allowlist,
     headless_session,
     start_app,
     wait_for_app,
@@ -43,13 +43,7 @@ class Kiosk:
 @pytest.fixture(scope="module")
 def kiosk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kiosk]:
     tmp = tmp_path_factory.mktemp("atspi-cli")
-    apps = tmp / "apps"
-    apps.mkdir()
-    calendar = " ".join(app_command(tmp / "calendar-state.json", "--app-name", "Calendar",
-                                    "--title", "Calendar"))
-    (apps / "calendar.desktop").write_text(
-        f"[Desktop Entry]\nType=Application\nName=Calendar\nExec={calendar}\n"
-    )
+    apps = calendar_allowlist(tmp)
     with headless_session():
         os.environ["APPLIANCE_APPS"] = str(apps)
         app = start_app(tmp)

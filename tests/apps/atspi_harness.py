@@ -59,6 +59,18 @@ def app_command(state: Path, *args: str) -> list[str]:
     return [SYSTEM_PYTHON, str(APP), "--state", str(state), *args]
 
 
+def calendar_allowlist(tmp: Path) -> Path:
+    """A folder of .desktop entries allowing one app, "Calendar" (the test app, retitled)."""
+    apps = tmp / "apps"
+    apps.mkdir()
+    calendar = " ".join(app_command(tmp / "calendar-state.json", "--app-name", "Calendar",
+                                    "--title", "Calendar"))
+    (apps / "calendar.desktop").write_text(
+        f"[Desktop Entry]\nType=Application\nName=Calendar\nExec={calendar}\n"
+    )
+    return apps
+
+
 def start_app(tmp: Path, *args: str, tag: str = "form") -> RunningApp:
     state = tmp / f"{tag}-state.json"
     proc = subprocess.Popen(app_command(state, *args), env=os.environ.copy(),
