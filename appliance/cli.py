@@ -460,12 +460,12 @@ def main() -> None:
     except KeyboardInterrupt:
         _fail("interrupted", code=130)
     except Exception as e:  # the promise: never a traceback
-        if isinstance(e, (CliError, *USER_ERRORS, *_voice_errors())):
+        if isinstance(e, (CliError, *USER_ERRORS, *_extra_errors())):
             _fail(str(e))
         _fail(f"internal error: {type(e).__name__}: {e}", code=70)
 
 
-def _voice_errors() -> tuple[type[Exception], ...]:
+def _extra_errors() -> tuple[type[Exception], ...]:
     """Errors of the optional extras (voice, llm), when they are installed."""
     found: list[type[Exception]] = []
     try:
