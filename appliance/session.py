@@ -146,11 +146,24 @@ class Session:
         confidence: float | None = None,
         timings: dict[str, float] | None = None,
     ) -> TurnReport:
+        return self._utterance(text, None, trigger, (engine, confidence, timings or {}))
+
+    def choose(self, intent: Intent, words: str, trigger: str = "switch") -> TurnReport:
+        """Run an intent picked without words (a switch press, a scan selection) the way `say`
+        runs a planned one: an open question takes it as its answer, else it is a new turn."""
+        return self._utterance(words, intent, trigger, (trigger, None, {}))
+
+    def _utterance(
+        self,
+        text: str,
+        chosen: Intent | None,
+        trigger: str,
+        heard: tuple[str, float | None, dict[str, float]],
+    ) -> TurnReport:
         # Read the journal once per utterance: its tail and the settings.
         self._recent = self.journal.recent_turns()
         self._settings = self.journal.settings()
         notices = self.recover(self._recent)
-        heard = (engine, confidence, timings or {})
         snapshot = self.desktop.snapshot()
         notices.extend(self.desktop.problems())
         pending = self.journal.pending_turn(self._recent)
@@ -158,7 +171,10 @@ class Session:
             notices.append(self._expire(pending))
             pending = None
 
-        plan = self.planner.plan(text, snapshot, self._history())
+        if chosen is None:
+            plan = self.planner.plan(text, snapshot, self._history())
+        else:
+            plan = Plan(intent=chosen, planner=trigger)
         notices.extend(plan.notes)
         kind = plan.intent.intent if plan.intent else None
         if pending is not None and pending.asks_which and kind not in ("deny", "cancel"):
@@ -166,7 +182,8 @@ class Session:
             if choice is not None:
                 return self._which(pending, choice, text, snapshot, heard, notices)
         if pending is not None and kind in ("confirm", "deny", "cancel"):
-            report = self._answer(pending, text, plan, kind == "confirm", heard)
+            by = "voice" if trigger in ("voice", "text") else trigger
+            report = self._answer(pending, text, plan, kind == "confirm", heard, by)
         else:
             if pending is not None:  # a new command replaces the open question
                 pending.decline(by="new command")
@@ -210,6 +227,13 @@ class Session:
         if verdict.outcome == "clarify":  # still not clear: don't ask the same thing forever
             return self._finish(pending, report, Outcome.rejected, "Sorry, I still can't tell.")
         return self._decide(pending, report, verdict, snapshot)
+
+    def expire_due(self) -> str | None:
+        """Time out a question whose wait is over (no press, no answer); returns what to say."""
+        pending = self.journal.pending_turn()
+        if pending is None or self.clock() <= pending.expires_at:
+            return None
+        return self._expire(pending)
 
     def _expire(self, pending: Turn) -> str:
         pending.time_out()
@@ -306,6 +330,7 @@ class Session:
         plan: Plan,
         yes: bool,
         heard: tuple[str, float | None, dict[str, float]],
+        by: str = "voice",
     ) -> TurnReport:
         pending.heard(text, *heard)
         answer = dump_intent(plan.intent) if plan.intent else None
@@ -315,10 +340,10 @@ class Session:
         report = TurnReport(text, answer, "", [], "", pending.id.hex, planner=plan.planner)
         original = _stored_intent(pending)
         if not yes:
-            pending.decline(by="voice")
+            pending.decline(by=by)
             first = _first_step(original)
             return self._finish(pending, report, Outcome.cancelled, declined(first))
-        pending.confirm(by="voice")
+        pending.confirm(by=by)
         if original is None:
             return self._finish(
                 pending,

@@ -32,6 +32,44 @@ class Settings(BaseModel):
     llama_model: Literal["qwen", "smollm2"] = Field(
         default="qwen", description="packaged GGUF model for the embedded backend"
     )
+    # -- switch access (appliance/switch) ----------------------------------------------
+    switch_device: str = Field(
+        default="", description="a name part or /dev/input path; empty: any device with the keys"
+    )
+    switch_keys: tuple[str, ...] = Field(
+        default=("KEY_SPACE", "BTN_0"), description="evdev keys of switch 1 (talk, select, yes)"
+    )
+    switch_second_keys: tuple[str, ...] = Field(
+        default=("KEY_ENTER", "BTN_1"), description="evdev key codes of switch 2 (next, no)"
+    )
+    switch_grab: bool = Field(default=True, description="take the switch device for ourselves")
+    switch_debounce_ms: float = Field(default=40.0, ge=0.0, le=1000.0)
+    switch_ignore_repeat_ms: float = Field(
+        default=250.0, ge=0.0, le=5000.0, description="a press this soon after a release is ignored"
+    )
+    switch_hold_s: float = Field(
+        default=0.8, gt=0.0, le=10.0, description="a press held this long is a hold, not a tap"
+    )
+    switch_long_hold_s: float = Field(
+        default=2.5, gt=0.0, le=30.0, description="a press held this long cancels or undoes"
+    )
+    switch_talk: Literal["tap", "hold"] = Field(
+        default="tap", description="tap: listen until you stop; hold: listen while held"
+    )
+    switch_long_hold: Literal["cancel_or_undo", "cancel", "off"] = Field(
+        default="cancel_or_undo", description="what a long hold does"
+    )
+    scan_mode: Literal["off", "auto", "step"] = Field(
+        default="off", description="operate with the switch alone: auto-scan (1 switch) or step (2)"
+    )
+    scan_interval_s: float = Field(default=1.2, ge=0.3, le=10.0)
+    scan_loops: int = Field(default=2, ge=1, le=10)
+    scan_pause_first_s: float = Field(
+        default=1.2, ge=0.0, le=10.0, description="extra time on the first item of each menu"
+    )
+    scan_hold_to_scan: bool = Field(
+        default=False, description="scanning moves only while the switch is held; release selects"
+    )
 
     @field_validator("ollama_host")
     @classmethod
@@ -56,7 +94,7 @@ def parse_value(key: str, raw: str) -> Any:
     if key not in Settings.model_fields:
         raise SettingsError(f"unknown setting {key!r}; known: {', '.join(Settings.keys())}")
     value: Any = raw
-    if key == "denylist_apps":
+    if key in ("denylist_apps", "switch_keys", "switch_second_keys"):
         value = tuple(a.strip() for a in raw.split(",") if a.strip())
     try:
         checked = Settings.model_validate({key: value})

@@ -38,6 +38,7 @@ class Device(Aggregate):
         self.name = name
         self.faults = 0
         self.ignored = 0
+        self.presses = 0
 
     @event("DeviceFault")
     def fault(self, message: str) -> None:
@@ -47,3 +48,8 @@ class Device(Aggregate):
     def speech_ignored(self, count: int) -> None:
         """Speech heard without the wake phrase: only counted, never transcribed into the log."""
         self.ignored += count
+
+    @event("SwitchPressed")
+    def switch_pressed(self, switch: int, gesture: str, meaning: str) -> None:
+        """`switch` 1 or 2; `gesture` tap/hold/long_hold; `meaning` what the moment made of it."""
+        self.presses += 1

@@ -82,6 +82,12 @@ class Journal(Application[UUID]):
             device.speech_ignored(count=count)
             self.record(device)
 
+    def switch_pressed(self, name: str, switch: int, gesture: str, meaning: str) -> None:
+        """Every switch press is journaled, with what it was taken to mean at that moment."""
+        device = self.device(name)
+        device.switch_pressed(switch=switch, gesture=gesture, meaning=meaning)
+        self.record(device)
+
     # -- reading -----------------------------------------------------------------------
 
     def turn(self, turn_id: UUID) -> Turn:
