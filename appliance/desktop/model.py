@@ -45,6 +45,7 @@ class Node(BaseModel):
     maximum: float | None = None
     actions: tuple[str, ...] = ()
     child_ids: tuple[str, ...] = ()
+    bounds: tuple[int, int, int, int] | None = None  # x, y, width, height on screen, if known
 
     @property
     def secret(self) -> bool:
