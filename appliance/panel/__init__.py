@@ -1,1 +1,1 @@
-"""The kiosk's status panel: a small always-on-top GTK window a caregiver can read across the room."""
+"""The status panel: a small always-on-top GTK window a caregiver can read across the room."""
