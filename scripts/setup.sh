@@ -19,6 +19,8 @@ APT_PACKAGES=(
     qemu-system-x86 busybox-static cpio
     # voice: PortAudio headers to build pyaudio; sox and espeak-ng make test speech and noise
     portaudio19-dev sox espeak-ng
+    # switch access: the status panel's screenshots are read back with OCR in the tests
+    tesseract-ocr tesseract-ocr-eng
 )
 
 # Extras installed with the editable package, e.g. EXTRAS=dev,voice,desktop,llm.

@@ -6,6 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+PANEL_APP_NAME = "appliance-status"
+"""The panel's program name; the AT-SPI adapter leaves an application of this name out."""
+
 Mode = Literal["idle", "listening", "thinking", "speaking", "confirming", "scanning"]
 
 MODE_TEXT: dict[str, str] = {

@@ -27,16 +27,21 @@ from appliance.desktop.atspi.tree import (
     AppTree,
     RawNode,
     apply_reply,
+    extents_call,
     fetch_app,
     value_call,
 )
-from appliance.desktop.atspi.vocabulary import state_names
+from appliance.desktop.atspi.vocabulary import has_state, state_names
 from appliance.desktop.model import REDACTED, SECRET_ROLES, ElementState, Node, Snapshot
+from appliance.panel.state import PANEL_APP_NAME
+
+HIDDEN_APPS = frozenset({PANEL_APP_NAME})
+"""Applications never shown in a snapshot: the appliance's own status panel, if it is bridged."""
 
 STRUCTURAL = frozenset({"ChildrenChanged", "AddAccessible", "RemoveAccessible"})
 NODE_EVENTS = frozenset(
     {"StateChanged", "PropertyChange", "TextChanged", "ValueChanged", "SelectionChanged",
-     "TextCaretMoved"}
+     "TextCaretMoved", "BoundsChanged"}
 )
 
 
@@ -78,6 +83,7 @@ class Screen:
         self.app_order: list[str] = []
         self.not_answering: dict[str, str] = {}  # bus name -> application name
         self.aliases: dict[str, str] = {}  # bus name -> .desktop name of an app we launched
+        self.hidden: set[str] = set()  # bus names of HIDDEN_APPS: neither read nor listened to
         self._stale_apps: set[str] = set()
         self._stale_nodes: set[Ref] = set()
         self._list_stale = True
@@ -87,6 +93,8 @@ class Screen:
     # -- events --------------------------------------------------------------------------
 
     def _on_event(self, sender: str, path: str, iface: str, signal: str, _args: Any) -> None:
+        if sender in self.hidden:
+            return  # the panel redraws on every turn; that must not cost a snapshot
         if sender not in self.apps:
             self._list_stale = True  # a new application, or the registry's list changed
         elif signal in STRUCTURAL:
@@ -130,6 +138,8 @@ class Screen:
             del self.apps[gone]
         for gone in set(self.not_answering) - set(names):
             del self.not_answering[gone]
+        self.hidden &= set(names)
+        names = [n for n in names if n not in self.hidden]
         self.app_order = names
         for bus_name in names:
             if bus_name not in self.apps or bus_name in self.not_answering:
@@ -138,7 +148,8 @@ class Screen:
 
     def _fetch(self, bus_name: str) -> None:
         try:
-            tree = fetch_app(self.bus, bus_name, max_nodes=self.max_nodes, max_depth=self.max_depth)
+            tree = fetch_app(self.bus, bus_name, max_nodes=self.max_nodes,
+                             max_depth=self.max_depth, skip=HIDDEN_APPS)
         except BusError as exc:
             if exc.timed_out:
                 known = self.not_answering.get(bus_name) or self._guess_name(bus_name)
@@ -146,6 +157,10 @@ class Screen:
             self.apps.pop(bus_name, None)
             return
         self.not_answering.pop(bus_name, None)
+        if tree is None:
+            self.hidden.add(bus_name)
+            self.apps.pop(bus_name, None)
+            return
         tree.name = self.aliases.get(bus_name, tree.name)
         index = self.app_order.index(bus_name) if bus_name in self.app_order else len(self.apps)
         view = AppView(index=index, tree=tree)
@@ -233,6 +248,21 @@ class Screen:
                 return view, ref, view.tree.nodes[ref]
         raise KeyError(node_id)
 
+    def locate(self, node_id: str) -> tuple[int, int, int, int] | None:
+        """Where an element is on screen now, read afresh.
+
+        GTK sends no event when a window moves, so bounds in a snapshot can be old; the scan
+        highlight asks here just before it is drawn. None if the element is gone or not shown.
+        """
+        try:
+            view, _ref, raw = self.resolve(node_id)
+            refresh_raw(self.bus, view.tree, [raw])
+        except (KeyError, BusError):
+            return None
+        view.update([raw])
+        self._cached = None
+        return raw.bounds
+
     def read_state(self, view: AppView, raws: list[RawNode]) -> dict[Ref, ElementState]:
         """Fresh state of objects, read straight from the application (not from the cache)."""
         refresh_raw(self.bus, view.tree, raws)
@@ -258,10 +288,13 @@ def refresh_raw(bus: A11yBus, tree: AppTree, raws: list[RawNode]) -> None:
             calls.append(Call(raw.ref, PROPERTIES, "Get",
                               GLib.Variant("(ss)", (TEXT, "CharacterCount"))))
             kinds.append(("secret", raw))
+        if (where := extents_call(raw)) is not None:
+            calls.append(where)
+            kinds.append(("bounds", raw))
     for (kind, raw), reply in zip(kinds, bus.call_many(calls), strict=True):
         if isinstance(reply, BusError):
-            if kind == "combo" and not reply.timed_out:
-                continue  # nothing chosen yet
+            if kind in ("combo", "bounds") and not reply.timed_out:
+                continue  # nothing chosen yet; or no extents to give
             raise reply
         if kind == "states":
             raw.states = tuple(reply[0])
@@ -272,6 +305,9 @@ def refresh_raw(bus: A11yBus, tree: AppTree, raws: list[RawNode]) -> None:
             raw.value = REDACTED if int(reply[0]) else ""
         else:
             apply_reply(tree, raw, kind, reply)
+    for raw in raws:
+        if not has_state(raw.states, "showing"):
+            raw.bounds = None  # hidden since it was last read: it has no place on screen
 
 
 def shown_value(raw: RawNode) -> str | float | None:
@@ -289,7 +325,7 @@ def to_node(
         id=node_id, role=raw.role, name=raw.name, app=app, window=window, parent_id=parent,
         value=shown_value(raw), states=state_names(raw.states),
         minimum=None if secret else raw.minimum, maximum=None if secret else raw.maximum,
-        actions=raw.actions, child_ids=child_ids,
+        actions=raw.actions, child_ids=child_ids, bounds=raw.bounds,
     )
 
 

@@ -38,6 +38,7 @@ NEEDS_LABEL = frozenset(
      "tree", "scroll pane", "check box", "radio button", "push button", "toggle button"}
 )
 LABELLED_BY = int(Atspi.RelationType.LABELLED_BY)
+SCREEN_COORDS = int(Atspi.CoordType.SCREEN)
 
 
 @dataclass
@@ -57,6 +58,7 @@ class RawNode:
     value: str | float | None = None
     minimum: float | None = None
     maximum: float | None = None
+    bounds: tuple[int, int, int, int] | None = None  # x, y, width, height on screen
 
 
 @dataclass
@@ -81,14 +83,26 @@ def value_call(node: RawNode) -> tuple[Call, str] | None:
     return None
 
 
+def extents_call(node: RawNode) -> Call | None:
+    """The call that reads where a shown element is on screen (Component, screen coordinates)."""
+    if "Component" not in node.interfaces or not has_state(node.states, "showing"):
+        return None  # an element not on screen has no place worth reading
+    return Call(node.ref, COMPONENT, "GetExtents", GLib.Variant("(u)", (SCREEN_COORDS,)))
+
+
 def _short(iface: str) -> str:
     return iface.rsplit(".", 1)[-1]
 
 
-def fetch_app(bus: A11yBus, bus_name: str, *, max_nodes: int, max_depth: int) -> AppTree:
-    """The application's tree, or BusError if it does not answer."""
+def fetch_app(
+    bus: A11yBus, bus_name: str, *, max_nodes: int, max_depth: int,
+    skip: frozenset[str] = frozenset(),
+) -> AppTree | None:
+    """The application's tree (None if its name is in `skip`), or BusError if it does not answer."""
     root: Ref = (bus_name, ROOT_PATH)
     app_name = str(bus.get(root, ACCESSIBLE, "Name"))
+    if app_name in skip:
+        return None
     nodes: dict[Ref, RawNode] = {}
     try:
         items = bus.call((bus_name, CACHE_PATH), "org.a11y.atspi.Cache", "GetItems")[0]
@@ -218,6 +232,9 @@ def _enrich(bus: A11yBus, tree: AppTree) -> None:
         if not node.name and node.role in NEEDS_LABEL:
             calls.append(Call(node.ref, ACCESSIBLE, "GetRelationSet"))
             kinds.append(("relations", node))
+        if (where := extents_call(node)) is not None:
+            calls.append(where)
+            kinds.append(("bounds", node))
     replies = bus.call_many(calls)
     for (kind, node), reply in zip(kinds, replies, strict=True):
         if isinstance(reply, BusError):
@@ -244,6 +261,9 @@ def apply_reply(tree: AppTree, node: RawNode, kind: str, reply: tuple[Any, ...])
     elif kind == "combo":
         chosen = tree.nodes.get((str(reply[0][0]), str(reply[0][1])))
         node.value = chosen.name if chosen is not None else None
+    elif kind == "bounds":
+        x, y, width, height = (int(v) for v in reply[0])
+        node.bounds = (x, y, width, height) if width >= 0 and height >= 0 else None
     elif kind == "relations":
         for rel_type, targets in reply[0]:
             if int(rel_type) == LABELLED_BY and targets:
