@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Build (once) a throwaway QEMU guest for the uinput tests: a Debian kernel, its uinput/evdev
-# modules, busybox, Debian's Python 3.11 and the code under test, in a gzip cpio initramfs.
-# Usage: scripts/build-vm.sh [CACHE_DIR]   (default .cache/uinput-vm). Prints the cache dir.
-# The kernel and runtime are reused from the cache; the code under test is repacked every run
-# (cheap), so the guest always runs the working tree.
+# Build (once) a throwaway QEMU guest for the uinput and switch tests: a Debian kernel, its
+# uinput/evdev modules, busybox, Debian's Python 3.11 and the code under test, in a gzip cpio
+# initramfs. Usage: scripts/build-vm.sh [CACHE_DIR]   (default .cache/uinput-vm). Prints the
+# cache dir. The kernel and runtime are reused from the cache; the code under test is repacked
+# every run (cheap), so the guest always runs the working tree. The guest runs
+# tests/vm/guest_NAME.py for `guest=NAME` on the kernel command line (default: uinput).
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${1:-$REPO/.cache/uinput-vm}
@@ -11,6 +12,10 @@ VENV=${VENV:-$REPO/.venv}
 case "$VENV" in /*) ;; *) VENV=$REPO/$VENV ;; esac  # the Makefile exports it relative; we cd
 mkdir -p "$CACHE"
 cd "$CACHE"
+# Test modules may build at the same time; one at a time, and initrd.gz is replaced atomically
+# so a guest booting meanwhile reads a whole one.
+exec 9>"$CACHE/.build.lock"
+flock 9
 
 need() { command -v "$1" >/dev/null || { echo "build-vm: $1 missing (apt-get install $2)" >&2; exit 1; }; }
 need qemu-system-x86_64 qemu-system-x86
@@ -65,12 +70,29 @@ if [ ! -f runtime.done ]; then
 fi
 
 # 3. The code under test and the guest's init, packed on every build.
-rm -rf overlay && mkdir -p overlay/site/appliance/desktop
-cp "$REPO/appliance/__init__.py" overlay/site/appliance/
+rm -rf overlay && mkdir -p overlay/site/appliance/desktop overlay/site/appliance/switch
+cp "$REPO/appliance/__init__.py" "$REPO/appliance/settings.py" overlay/site/appliance/
 cp "$REPO/appliance/desktop/__init__.py" "$REPO/appliance/desktop/model.py" overlay/site/appliance/desktop/
 cp -r "$REPO/appliance/desktop/uinput" overlay/site/appliance/desktop/
+# The switch input side only (scanning and the panel need a desktop the guest does not have).
+for f in __init__ model gestures devices evdev_source; do
+    cp "$REPO/appliance/switch/$f.py" overlay/site/appliance/switch/
+done
 find overlay -name '__pycache__' -prune -exec rm -rf {} +
-cp "$REPO/tests/vm/guest_uinput.py" overlay/guest_uinput.py
+cp "$REPO"/tests/vm/guest_*.py overlay/
+# The udev rule for switches and /dev/uinput, checked with udevadm against the guest's devices
+# (udevadm and its libraries come from the host's `udev` package when it is installed).
+mkdir -p overlay/etc/udev/rules.d overlay/usr/bin overlay/run
+cp "$REPO/hardware/70-appliance.rules" overlay/etc/udev/rules.d/
+printf 'root:x:0:\nappliance:x:990:\n' > overlay/etc/group
+printf 'root:x:0:0:root:/:/bin/sh\n' > overlay/etc/passwd
+if udevadm=$(command -v udevadm); then
+    cp "$udevadm" overlay/usr/bin/udevadm
+    for lib in $(ldd "$udevadm" | awk '/=> \// {print $3}'); do
+        mkdir -p "overlay$(dirname "$lib")"
+        cp -L "$lib" "overlay$lib"
+    done
+fi
 cat > overlay/init <<'INIT'
 #!/bin/sh
 mount -t proc proc /proc
@@ -78,8 +100,12 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 insmod /kernel/evdev.ko
 insmod /kernel/uinput.ko
+GUEST=uinput
+for arg in $(cat /proc/cmdline); do
+    case "$arg" in guest=*) GUEST=${arg#guest=} ;; esac
+done
 echo GUEST-START
-PYTHONHOME=/usr PYTHONPATH=/site PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3.11 /guest_uinput.py
+PYTHONHOME=/usr PYTHONPATH=/site PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3.11 "/guest_$GUEST.py"
 echo "GUEST-EXIT $?"
 poweroff -f
 INIT
@@ -87,5 +113,6 @@ chmod +x overlay/init
 mkdir -p overlay/kernel && cp kernel/uinput.ko kernel/evdev.ko overlay/kernel/
 # The kernel unpacks concatenated compressed archives in order: runtime, then the overlay.
 (cd overlay && find . | cpio -o -H newc --quiet) | gzip -1 > overlay.cpio.gz
-cat runtime.cpio.gz overlay.cpio.gz > initrd.gz
+cat runtime.cpio.gz overlay.cpio.gz > initrd.gz.tmp
+mv initrd.gz.tmp initrd.gz
 echo "$CACHE"

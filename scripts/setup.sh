@@ -17,6 +17,7 @@ APT_PACKAGES=(
     libgtk-3-0 libatk-adaptor
     # uinput tested for real inside a throwaway QEMU VM (scripts/build-vm.sh)
     qemu-system-x86 busybox-static cpio
+    udev  # udevadm, packed into the VM to test hardware/70-appliance.rules on real devices
     # voice: PortAudio headers to build pyaudio; sox and espeak-ng make test speech and noise
     portaudio19-dev sox espeak-ng
     # switch access: the status panel's screenshots are read back with OCR in the tests

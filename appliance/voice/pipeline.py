@@ -58,6 +58,17 @@ class SpeechSink(Protocol):
     def reply_done(self) -> None: ...
 
 
+class TalkHook(Protocol):
+    """Push-to-talk: a sink may carry one as `talk` (appliance/switch/talk.py).
+
+    Times are `time.monotonic()` seconds of when the speech was heard, like switch presses.
+    """
+
+    def claims(self, start_t: float, end_t: float) -> bool:
+        """True if the switch makes this speech a command without the wake phrase."""
+        ...
+
+
 @dataclass
 class ReplyDoneFrame(ControlFrame):
     """Follows a reply's TTSSpeakFrame; pipecat's TTS queues it behind all of that reply's audio.
@@ -113,6 +124,9 @@ class VoiceState:
         self.segments: deque[Segment] = deque()
         self.open_start: tuple[float, float] | None = None
         self.replies: deque[Spoken] = deque()
+        # (audio clock at the end of a chunk, monotonic time it was read): maps speech in the
+        # audio to the moments a switch is pressed in. A few minutes back is plenty.
+        self.read_at: deque[tuple[float, float]] = deque(maxlen=10_000)
         self.changed = asyncio.Event()
         self.stats = VoiceStats()
 
@@ -122,6 +136,16 @@ class VoiceState:
     @property
     def clock_s(self) -> float:
         return self.samples / PIPELINE_RATE
+
+    def stamp(self) -> None:
+        self.read_at.append((self.clock_s, time.monotonic()))
+
+    def monotonic_at(self, clock_s: float) -> float:
+        """When the audio at `clock_s` was read (the first chunk ending at or after it)."""
+        for end_s, t in self.read_at:
+            if end_s >= clock_s:
+                return t
+        return time.monotonic()
 
     def muted(self) -> bool:
         if not self.mute_while_speaking:
@@ -259,8 +283,13 @@ class CommandProcessor(FrameProcessor):
             heard["decision"] = "too short" if text else "nothing heard"
             state.settle()
             return
-        decision = self._gate.decide(text, seg.start_s, result.get("wake"))
+        talk: TalkHook | None = getattr(self._sink, "talk", None)
+        talking = talk is not None and talk.claims(
+            state.monotonic_at(seg.start_s), state.monotonic_at(seg.end_s - self._vad.stop_secs)
+        )
+        decision = self._gate.decide(text, seg.start_s, result.get("wake"), talking)
         heard["decision"] = decision.kind
+        heard["via"] = decision.via
         if decision.kind == "ignored":
             state.stats.ignored += 1
             state.settle()
@@ -395,6 +424,7 @@ async def feed(
         if len(chunk) % 2:
             chunk = chunk[:-1]
         state.samples += len(chunk) // 2
+        state.stamp()
         if state.live and state.muted():
             state.stats.muted_chunks += 1
             continue

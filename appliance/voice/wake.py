@@ -22,11 +22,12 @@ class WakeDecision:
 
     kind: Literal["command", "wake_only", "ignored"]
     text: str
-    via: Literal["wake", "window", "none"] = "none"
+    via: Literal["wake", "window", "switch", "none"] = "none"
 
 
 class WakeGate:
-    """Accepts speech that starts with the wake phrase, or that falls in an open window.
+    """Accepts speech that starts with the wake phrase, falls in an open window, or is claimed by
+    the push-to-talk switch (`talking`).
 
     Times are seconds on the audio clock (samples fed), so a file paced faster than real time
     opens the same windows as a live microphone.
@@ -82,9 +83,14 @@ class WakeGate:
         return ws[i:]
 
     def decide(
-        self, text: str, speech_start_s: float, wake_heard: bool | None = None
+        self,
+        text: str,
+        speech_start_s: float,
+        wake_heard: bool | None = None,
+        talking: bool = False,
     ) -> WakeDecision:
-        """`wake_heard`: a dedicated spotter's verdict on the same audio, when there is one."""
+        """`wake_heard`: a dedicated spotter's verdict on the same audio, when there is one;
+        `talking`: the switch says this speech is a command (push-to-talk)."""
         rest = self.split(text)
         if rest is None and wake_heard:
             rest = " ".join(words(text)[len(self.phrase_words) :])
@@ -94,6 +100,9 @@ class WakeGate:
                 return WakeDecision("command", rest, "wake")
             self.open_window(speech_start_s)
             return WakeDecision("wake_only", "", "wake")
+        if talking and words(text):
+            self._window_until = None
+            return WakeDecision("command", " ".join(self._strip_wake_start(words(text))), "switch")
         if self.window_open(speech_start_s) and words(text):
             self._window_until = None
             return WakeDecision("command", " ".join(self._strip_wake_start(words(text))), "window")
