@@ -5,10 +5,11 @@ Every error a user can cause ends as one line on stderr and a non-zero exit, nev
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -35,6 +36,8 @@ app.add_typer(audit_app, name="audit")
 app.add_typer(settings_app, name="settings")
 models_app = typer.Typer(help="Speech and language models on this device.")
 app.add_typer(models_app, name="models")
+switch_app = typer.Typer(help="The switch (one or two buttons) and its settings.")
+app.add_typer(switch_app, name="switch")
 
 USER_ERRORS: tuple[type[Exception], ...] = (
     StoreError,
@@ -306,12 +309,13 @@ def run(
     desktop: DesktopOpt = "atspi",
     store: StoreOpt = None,
     speak_to: Annotated[Path | None, typer.Option("--speak-to", help="write replies here")] = None,
+    panel: Annotated[bool, typer.Option(help="show the status panel (needs a display)")] = True,
+    switch: Annotated[bool, typer.Option(help="take presses from a switch if one is found")] = True,
     as_json: JsonOpt = False,
 ) -> None:
-    """Listen (microphone, or a WAV file until its end), and run every command heard."""
+    """Listen (microphone, or a WAV file until its end) and watch the switch; run every command."""
+    from appliance.kiosk import run_kiosk
     from appliance.session import TurnReport
-    from appliance.voice.commands import run_audio
-    from appliance.voice.session_sink import SessionSink
 
     journal = Journal(store)
 
@@ -321,11 +325,34 @@ def run(
         else:
             typer.echo(f"heard: {turn.transcript}  ->  {turn.spoken}  [{turn.decision}]")
 
-    planner = build_planner(journal.settings())
-    sink = SessionSink(journal, lambda: opened_desktop(desktop), planner, report)
-    wake = journal.settings().wake_phrase
-    stats = run_audio(audio, sink, speak_to, wake_phrase=wake)
-    journal.count_ignored_speech(sink.device, stats.ignored)
+    run_kiosk(
+        journal,
+        lambda: opened_desktop(desktop),
+        build_planner(journal.settings()),
+        audio,
+        speak_to,
+        report,
+        lambda notice: typer.echo(notice, err=True),
+        panel=panel,
+        switch=switch,
+    )
+
+
+@switch_app.command("probe")
+def switch_probe(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """List the input devices that could be the switch, and which one would be used."""
+    from dataclasses import asdict
+
+    from appliance.switch.devices import probe
+
+    found = probe(Journal(store).settings())
+    if as_json:
+        _print_json([asdict(c) for c in found])
+        return
+    if not found:
+        raise CliError("No switch found: plug one in, or set switch_device and switch_keys.")
+    for c in found:
+        typer.echo("  ".join(f"{k}={v}" for k, v in asdict(c).items()))
 
 
 @app.command()
@@ -421,7 +448,9 @@ def demo(
 
 @app.command()
 def bench(
-    what: Annotated[str, typer.Argument(help="core, voice, desktop or planner")] = "core",
+    what: Annotated[
+        str, typer.Argument(help="core, voice, desktop, planner or switch")
+    ] = "core",
     store: StoreOpt = None,
 ) -> None:
     """On-device benchmark report (JSON)."""
@@ -442,8 +471,14 @@ def bench(
         from appliance.desktop.atspi.bench import bench_desktop
 
         _print_json(bench_desktop())
+    elif what == "switch":
+        from appliance.switch.bench import bench_switch
+
+        _print_json(bench_switch())
     else:
-        raise CliError(f"unknown benchmark {what!r}; choose core, voice, desktop or planner")
+        raise CliError(
+            f"unknown benchmark {what!r}; choose core, voice, desktop, planner or switch"
+        )
 
 
 def main() -> None:
@@ -466,20 +501,15 @@ def main() -> None:
 
 
 def _extra_errors() -> tuple[type[Exception], ...]:
-    """Errors of the optional extras (voice, llm), when they are installed."""
+    """Errors of the optional extras (voice, llm, desktop), when they are installed."""
     found: list[type[Exception]] = []
-    try:
-        from appliance.voice.errors import VoiceError
-
-        found.append(VoiceError)
-    except ImportError:
-        pass
-    try:
-        from appliance.intents.ollama import ModelInstallError
-
-        found.append(ModelInstallError)
-    except ImportError:
-        pass
+    for module, name in (
+        ("appliance.voice.errors", "VoiceError"),
+        ("appliance.intents.ollama", "ModelInstallError"),
+        ("appliance.switch.devices", "SwitchError"),
+    ):
+        with suppress(ImportError):
+            found.append(getattr(importlib.import_module(module), name))
     return tuple(found)
 
 

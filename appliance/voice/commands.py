@@ -69,8 +69,12 @@ def run_voice(
     speaker: SpeechSink | None = None,
     options: VoiceOptions | None = None,
     on_event: Callable[[Reply], None] | None = None,
+    on_speaker: Callable[[Callable[[str], None]], None] | None = None,
 ) -> VoiceStats:
-    """Run one pipeline until the source ends (a file) or the process is stopped (a mic)."""
+    """Run one pipeline until the source ends (a file) or the process is stopped (a mic).
+
+    `on_speaker` is handed a thread-safe `say(text)` once the pipeline runs, for speech that
+    comes from outside it (the switch)."""
     from appliance.voice.tts import PiperTTSService
 
     opts = options or VoiceOptions()
@@ -91,10 +95,11 @@ def run_voice(
 
         assert loaded.whisper is not None
         stt = WhisperSTTService(loaded.whisper, vocabulary, opts.wake_phrase)
+    commands = CommandProcessor(state, sink, gate, opts.vad, on_event)
     processors = [
         TrackedVADProcessor(state, opts.vad),
         stt,
-        CommandProcessor(state, sink, gate, opts.vad, on_event),
+        commands,
         PiperTTSService(loaded.speaker),
         SpeechOutput(state, sink, gate, speaker),
     ]
@@ -109,12 +114,42 @@ def run_voice(
         source.on_fault = fault
     source.open()
     try:
-        asyncio.run(run_pipeline(source, processors, state, loaded.speaker.rate, opts.pace))
+        asyncio.run(_run_speaking(source, processors, state, loaded, opts, commands, on_speaker))
     finally:
         if isinstance(source, ResilientSource):
             source.stop()  # a retry loop must not keep the process from exiting
         source.close()
     return state.stats
+
+
+async def _run_speaking(
+    source: AudioSource,
+    processors: list[Any],
+    state: VoiceState,
+    loaded: Engines,
+    opts: VoiceOptions,
+    commands: CommandProcessor,
+    on_speaker: Callable[[Callable[[str], None]], None] | None,
+) -> None:
+    if on_speaker is not None:
+        loop = asyncio.get_running_loop()
+
+        def say(text: str) -> None:
+            asyncio.run_coroutine_threadsafe(commands.announce(text), loop)
+
+        on_speaker(say)
+    await run_pipeline(source, processors, state, loaded.speaker.rate, opts.pace)
+
+
+def open_audio(path: Path | None) -> AudioSource:
+    """A WAV file's source, or the microphone's; a bad file or no microphone fails here, in one
+    line (VoiceError), before any model loads."""
+    if path is not None:
+        return WavSource(path)
+    mic = MicSource()
+    mic.open()  # no device: VoiceError("No microphone found.")
+    mic.close()
+    return ResilientSource(mic)
 
 
 def run_audio(
@@ -123,16 +158,13 @@ def run_audio(
     speak_to: Path | None,
     wake_phrase: str = "hey juniper",
     on_event: Callable[[Reply], None] | None = None,
+    on_speaker: Callable[[Callable[[str], None]], None] | None = None,
+    source: AudioSource | None = None,
 ) -> VoiceStats:
-    """`appliance run`: a WAV file (ends with the file) or the microphone (runs until stopped)."""
-    source: AudioSource
-    if path is not None:
-        source = WavSource(path)  # a bad file fails here, before any model loads
-    else:
-        mic = MicSource()
-        mic.open()  # no device: VoiceError("No microphone found.")
-        mic.close()
-        source = ResilientSource(mic)
+    """`appliance run`: a WAV file (ends with the file) or the microphone (runs until stopped).
+
+    `source`: one already made by `open_audio(path)`."""
+    source = source or open_audio(path)
     loaded = engines()
     recorder = WavRecorder(speak_to) if speak_to is not None else None
     speaker: SpeechSink | None = recorder
@@ -140,7 +172,8 @@ def run_audio(
         speaker = open_speaker()
     try:
         return run_voice(
-            source, sink, loaded, speaker, VoiceOptions(wake_phrase=wake_phrase), on_event
+            source, sink, loaded, speaker, VoiceOptions(wake_phrase=wake_phrase), on_event,
+            on_speaker,
         )
     finally:
         if recorder is not None:

@@ -319,6 +319,16 @@ class CommandProcessor(FrameProcessor):
         await asyncio.to_thread(self._sink.spoke, reply.turn_id, "", timings)
         state.settle()
 
+    async def announce(self, text: str) -> None:
+        """Speak words that come from elsewhere (the switch: scan items, its turns' replies) the
+        way a reply is spoken: queued behind any reply, with the microphone muted meanwhile."""
+        if not text.strip():
+            return
+        self._state.speaking = True
+        self._state.replies.append(Spoken(Reply("", text, False), {}))
+        await self.push_frame(TTSSpeakFrame(text))
+        await self.push_frame(ReplyDoneFrame(turn_id=""))
+
 
 class SpeechOutput(FrameProcessor):
     """Plays (or records) the reply audio, then unmutes the mic and reports `spoke` to the sink."""

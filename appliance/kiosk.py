@@ -1,0 +1,217 @@
+"""`appliance run`: one journal, with the voice pipeline, the switch and the status panel around it.
+
+The voice pipeline runs turns on its own worker thread and the switch on its own; one lock makes
+them take turns with the journal and the screen, so a press never lands half-way through a
+spoken command. The switch and the panel are optional: no switch plugged in or no display means
+a one-line notice and a voice-only kiosk.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from appliance.intents.planner import Planner
+from appliance.journal.application import Journal
+from appliance.panel.link import NullPanel, Panel, PanelLink
+from appliance.panel.state import Mode, PanelState
+from appliance.session import TurnReport
+from appliance.switch.controller import DesktopFactory, SwitchController, push_to_talk
+from appliance.switch.evdev_source import SwitchInput
+from appliance.switch.model import Edge, Press
+from appliance.switch.talk import PushToTalk, TalkingSink
+from appliance.voice.sink import Reply, TurnSink, Utterance
+
+log = logging.getLogger(__name__)
+
+TICK_S = 0.25  # the scan's clock has its own due times; this only bounds how late a timeout is
+SWITCH_DEVICE = "switch"
+
+
+@dataclass
+class PanelFeed:
+    """Keeps the last transcript and reply so each state sent to the panel is a whole picture."""
+
+    panel: Panel
+    transcript: str = ""
+    reply: str = ""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def show(self, state: PanelState) -> None:
+        with self.lock:
+            self.transcript, self.reply = state.transcript, state.reply
+        self.panel.show(state)
+
+    def mode(self, mode: Mode, transcript: str | None = None, reply: str | None = None) -> None:
+        with self.lock:
+            self.transcript = self.transcript if transcript is None else transcript
+            self.reply = self.reply if reply is None else reply
+            state = PanelState(mode=mode, transcript=self.transcript, reply=self.reply)
+        self.panel.show(state)
+
+
+class KioskSink(TalkingSink):
+    """The voice side's sink: turns run under the kiosk lock and are shown on the panel."""
+
+    def __init__(
+        self,
+        sink: TurnSink,
+        talk: PushToTalk,
+        lock: threading.RLock,
+        feed: PanelFeed,
+        after_turn: Callable[[], None],
+    ) -> None:
+        super().__init__(sink, talk)
+        self.lock = lock
+        self.feed = feed
+        self.after_turn = after_turn
+        self._asks = False  # the last reply asked a question: the panel shows "yes or no"
+
+    def handle(self, utterance: Utterance) -> Reply:
+        self.feed.mode("thinking", transcript=utterance.text, reply="")
+        with self.lock:
+            reply = super().handle(utterance)
+            self.after_turn()
+        self._asks = reply.expects_answer
+        self.feed.mode("speaking" if reply.spoken else self._after(), reply=reply.spoken)
+        return reply
+
+    def spoke(self, turn_id: str, text: str, timings: dict[str, float]) -> None:
+        with self.lock:
+            super().spoke(turn_id, text, timings)
+        self.feed.mode(self._after())
+
+    def _after(self) -> Mode:
+        return "confirming" if self._asks else "idle"
+
+
+class Kiosk:
+    """Owns the lock, the panel, push-to-talk and (when one is plugged in) the switch."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        desktop: DesktopFactory,
+        planner: Planner,
+        panel: bool = True,
+        switch: bool = True,
+        on_notice: Callable[[str], None] = log.warning,
+    ) -> None:
+        self.journal = journal
+        self.on_notice = on_notice
+        self.lock = threading.RLock()
+        self.settings = journal.settings()
+        shown = panel and bool(os.environ.get("DISPLAY"))
+        self.feed = PanelFeed(PanelLink() if shown else NullPanel())
+        self.talk = PushToTalk.from_settings(self.settings)
+        self.speak: Callable[[str], None] = lambda text: log.info("not spoken: %s", text)
+        self.controller = SwitchController(
+            journal,
+            desktop,
+            planner,
+            speak=lambda text: self.speak(text),
+            show=self.feed.show,
+            listen=push_to_talk(self.talk),
+            device=SWITCH_DEVICE,
+        )
+        self.input: SwitchInput | None = None
+        if switch:
+            self.input = SwitchInput(self.settings, self.on_switch, self._on_fault)
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    def attach_speaker(self, say: Callable[[str], None]) -> None:
+        """The voice pipeline is up: the switch's words go out through its TTS from now on."""
+
+        def speak(text: str) -> None:
+            try:
+                say(text)
+            except RuntimeError:  # the pipeline's loop has closed: the kiosk is stopping
+                log.info("not spoken: %s", text)
+
+        self.speak = speak
+
+    def sink(self, inner: TurnSink) -> KioskSink:
+        return KioskSink(inner, self.talk, self.lock, self.feed, self._voice_turn_done)
+
+    def start(self) -> None:
+        self.feed.mode("idle")
+        if self.input is not None:
+            # No switch yet: say so once and keep looking; one may be plugged in later.
+            self.input.start(wait=True)
+        self._ticker = threading.Thread(target=self._tick, name="switch-tick", daemon=True)
+        self._ticker.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self.input is not None:
+            self.input.stop()
+        if self._ticker is not None:
+            self._ticker.join(timeout=5)
+        self.feed.panel.close()
+
+    # -- threads -----------------------------------------------------------------------
+
+    def on_switch(self, event: Edge | Press) -> None:
+        with self.lock:
+            self.controller.handle(event)
+
+    def _on_fault(self, message: str) -> None:
+        """The switch went, came back, or was never there: journal it and say it once."""
+        with self.lock:
+            self.journal.device_fault(SWITCH_DEVICE, message)
+        self.on_notice(message)
+
+    def _voice_turn_done(self) -> None:
+        if self.controller.listening:
+            self.controller.listening_ended()
+
+    def _tick(self) -> None:
+        while not self._stop.is_set():
+            now = time.monotonic()
+            due = self.controller.next_due()
+            wait = TICK_S if due is None else min(TICK_S, max(0.0, due - now))
+            if self._stop.wait(wait):
+                return
+            with self.lock:
+                try:
+                    self.controller.tick(time.monotonic())
+                except Exception:
+                    log.exception("switch tick failed")  # the next tick tries again
+
+
+def run_kiosk(
+    journal: Journal,
+    desktop: DesktopFactory,
+    planner: Planner,
+    audio: Path | None,
+    speak_to: Path | None,
+    on_report: Callable[[TurnReport], None],
+    on_notice: Callable[[str], None],
+    panel: bool = True,
+    switch: bool = True,
+) -> None:
+    """Run until the WAV file ends or the process is stopped; switch faults (none found,
+    unplugged, back) go to `on_notice` as well as the journal."""
+    from appliance.voice.commands import open_audio, run_audio
+    from appliance.voice.session_sink import SessionSink
+
+    source = open_audio(audio)  # a bad file or no microphone is the one line said, not a notice
+    kiosk = Kiosk(journal, desktop, planner, panel=panel, switch=switch, on_notice=on_notice)
+    inner = SessionSink(journal, desktop, planner, on_report)
+    sink = kiosk.sink(inner)
+    kiosk.start()
+    try:
+        stats = run_audio(
+            audio, sink, speak_to, wake_phrase=kiosk.settings.wake_phrase,
+            on_speaker=kiosk.attach_speaker, source=source,
+        )
+    finally:
+        kiosk.stop()
+    with kiosk.lock:
+        journal.count_ignored_speech(inner.device, stats.ignored)
