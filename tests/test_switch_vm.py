@@ -11,41 +11,20 @@ key names are also checked on the host, on plain Candidates (no devices needed).
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from appliance.settings import Settings
 from appliance.switch.devices import Candidate, SwitchError, key_codes, pick
-
-REPO = Path(__file__).resolve().parent.parent
-BUILD = REPO / "scripts" / "build-vm.sh"
-
-assert shutil.which("qemu-system-x86_64"), "qemu-system-x86 missing: run scripts/setup.sh"
+from tests.vm_boot import boot_guest
 
 DOWN, UP = {"edge": "down", "switch": 1}, {"edge": "up", "switch": 1}
 
 
 @pytest.fixture(scope="module")
 def guest() -> dict[str, Any]:
-    cache = subprocess.run(["bash", str(BUILD)], check=True, capture_output=True, text=True,
-                           timeout=600).stdout.strip().splitlines()[-1]
-    vm = Path(cache)
-    run = subprocess.run(
-        ["qemu-system-x86_64", "-machine", "q35,accel=tcg", "-m", "512", "-nographic",
-         "-no-reboot", "-net", "none", "-kernel", str(vm / "kernel" / "vmlinuz"),
-         "-initrd", str(vm / "initrd.gz"),
-         "-append", "console=ttyS0 quiet panic=-1 rdinit=/init guest=switch"],
-        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
-    )
-    lines = [ln for ln in run.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert lines, f"guest printed no result:\n{run.stdout[-3000:]}"
-    result: dict[str, Any] = json.loads(lines[-1][len("RESULT "):])
-    return result
+    return boot_guest("switch")
 
 
 def presses(events: list[dict[str, Any]]) -> list[tuple[int, str]]:

@@ -8,22 +8,17 @@ evdev from /dev/input/eventN and prints them for these assertions.
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-BUILD = REPO / "scripts" / "build-vm.sh"
+from tests.vm_boot import boot_guest
+
 EV_KEY, EV_ABS = 1, 3
 # linux/input-event-codes.h, written out here independently of the adapter's keymap.
 CTRL, SHIFT, Z, H, KEY_I, T, E, R, SPACE, ONE, BTN_LEFT = (
     29, 42, 44, 35, 23, 20, 18, 19, 57, 2, 272)
 
-assert shutil.which("qemu-system-x86_64"), "qemu-system-x86 missing: run scripts/setup.sh"
 
 
 def tap(code: int) -> list[list[int]]:
@@ -36,20 +31,7 @@ def shifted(code: int) -> list[list[int]]:
 
 @pytest.fixture(scope="module")
 def guest() -> dict[str, Any]:
-    cache = subprocess.run(["bash", str(BUILD)], check=True, capture_output=True, text=True,
-                           timeout=600).stdout.strip().splitlines()[-1]
-    vm = Path(cache)
-    run = subprocess.run(
-        ["qemu-system-x86_64", "-machine", "q35,accel=tcg", "-m", "512", "-nographic",
-         "-no-reboot", "-net", "none", "-kernel", str(vm / "kernel" / "vmlinuz"),
-         "-initrd", str(vm / "initrd.gz"),
-         "-append", "console=ttyS0 quiet panic=-1 rdinit=/init"],
-        capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL,
-    )
-    lines = [ln for ln in run.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert lines, f"guest printed no result:\n{run.stdout[-3000:]}"
-    result: dict[str, Any] = json.loads(lines[-1][len("RESULT "):])
-    return result
+    return boot_guest("uinput")
 
 
 def test_chord_reads_back_as_ctrl_z(guest: dict[str, Any]) -> None:
