@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from appliance.audit.timeline import timeline
 from appliance.cli import build_planner, opened_desktop
 from appliance.journal.application import Journal
 from appliance.kiosk import Kiosk
@@ -93,6 +94,8 @@ def test_a_tap_lets_the_next_words_through_and_the_panel_follows(
     assert [r.decision for r in reports] == ["executed"]
     assert selected(scene) == ["Doctor"]
     assert journal.device("switch").presses == 1
+    pressed = [r["detail"] for r in timeline(journal) if r["event"] == "SwitchPressed"]
+    assert pressed == ["switch 1 tap: talk_start"]  # the caregiver's audit shows the press
     modes = [s.mode for s in panel.states]
     assert modes[0] == "idle"
     assert "listening" in modes

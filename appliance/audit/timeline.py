@@ -78,6 +78,8 @@ def _detail(name: str, e: Any) -> str:
             return str(e.message)
         case "SpeechIgnored":
             return f"{e.count} without the wake phrase"
+        case "SwitchPressed":
+            return f"switch {e.switch} {e.gesture.replace('_', ' ')}: {e.meaning}"
         case "SettingChanged":
             return f"{e.key}: {e.old} -> {e.new} by {e.by}"
     return ""
