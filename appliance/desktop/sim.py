@@ -14,10 +14,9 @@ from appliance.desktop.model import (
     Node,
     Snapshot,
 )
+from appliance.desktop.roles import TOGGLE_ROLES
 from appliance.desktop.scene import Scene, SceneApp, SceneElement, load_scene, save_scene
 
-TOGGLE_ROLES = frozenset({"check box", "toggle button", "radio button", "check menu item"})
-SELECTABLE_ROLES = frozenset({"list item", "page tab", "menu item", "table cell", "tree item"})
 SCROLL_KEYS = {"up": "Page_Up", "down": "Page_Down", "left": "Left", "right": "Right"}
 
 

@@ -14,6 +14,13 @@ from pydantic import ValidationError
 
 from appliance.desktop.model import Action, Node, Risk, Snapshot
 from appliance.desktop.resolve import Match, best_name, find_targets
+from appliance.desktop.roles import (
+    CHOICE_ROLES,
+    ITEM_ROLES,
+    NUMBER_ROLES,
+    TEXT_ROLES,
+    TOGGLE_ROLES,
+)
 from appliance.intents.model import (
     Activate,
     Clarify,
@@ -38,23 +45,6 @@ CONFIRM_BELOW = 0.6
 SURE_MATCH = 0.85  # a name this close means that element, even if its role does not fit
 RIVAL_MARGIN = 0.1  # a fuzzy guess must beat the next different name by this much
 
-TEXT_ROLES = frozenset({"text", "password text", "entry", "terminal", "document text", "paragraph"})
-TOGGLE_ROLES = frozenset(
-    {"check box", "toggle button", "radio button", "check menu item", "switch"}
-)
-NUMBER_ROLES = frozenset({"slider", "spin button", "scroll bar"})
-CHOICE_ROLES = frozenset({"combo box"})
-ITEM_ROLES = frozenset(
-    {
-        "list item",
-        "page tab",
-        "menu item",
-        "table cell",
-        "tree item",
-        "radio button",
-        "combo box item",
-    }
-)
 SCREEN_CHANGING = frozenset({"activate", "open_app", "select", "press_key"})
 
 Outcome = Literal["execute", "confirm", "reject", "clarify", "answer", "control"]

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from appliance.desktop import roles
 from appliance.desktop.model import Node, Snapshot
 from appliance.intents.model import (
     Activate,
@@ -24,15 +25,13 @@ from appliance.intents.model import (
 from appliance.panel.state import Bounds
 
 BUTTON_ROLES = frozenset({"push button", "button", "link", "menu item"})
-TOGGLE_ROLES = frozenset(
-    {"check box", "toggle button", "check menu item", "switch", "radio menu item"}
-)
-ITEM_ROLES = frozenset(
-    {"radio button", "list item", "page tab", "tree item", "table cell", "combo box item"}
-)
-NUMBER_ROLES = frozenset({"slider", "spin button"})
-TEXT_ROLES = frozenset({"text", "password text", "entry", "document text", "terminal"})
-CHOICE_ROLES = frozenset({"combo box"})
+# The validator's families, offered the way a person would use them: a radio button is chosen,
+# not unticked; a menu item is pressed; a paragraph is read, not typed into.
+TOGGLE_ROLES = roles.TOGGLE_ROLES - {"radio button"}
+ITEM_ROLES = roles.ITEM_ROLES - {"menu item"}
+NUMBER_ROLES = roles.NUMBER_ROLES
+TEXT_ROLES = roles.TEXT_ROLES - {"paragraph"}
+CHOICE_ROLES = roles.CHOICE_ROLES
 ACTIONABLE = BUTTON_ROLES | TOGGLE_ROLES | ITEM_ROLES | NUMBER_ROLES | TEXT_ROLES | CHOICE_ROLES
 
 Command = Literal["talk", "stop", "back"]

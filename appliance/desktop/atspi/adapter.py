@@ -39,10 +39,9 @@ from appliance.desktop.model import (
     ElementState,
     Snapshot,
 )
+from appliance.desktop.roles import SELECTABLE_ROLES, TOGGLE_ROLES
 from appliance.desktop.uinput.keymap import parse_chord
 
-TOGGLE_ROLES = frozenset({"check box", "toggle button", "radio button", "check menu item"})
-ITEM_ROLES = frozenset({"menu item", "list item", "table cell", "tree item", "page tab"})
 PREFERRED_ACTIONS = ("click", "press", "activate", "toggle", "switch", "jump", "select")
 KEY_SYM, LOCK_MODS, UNLOCK_MODS = 3, 5, 6
 DEC = ("org.a11y.atspi.Registry", "/org/a11y/atspi/registry/deviceeventcontroller")
@@ -369,7 +368,7 @@ class AtspiDesktop:
         out = []
         for node_id, ref in t.view.ref_of.items():
             raw = t.view.tree.nodes[ref]
-            if node_id.startswith(t.node_id + ".") and raw.role in ITEM_ROLES:
+            if node_id.startswith(t.node_id + ".") and raw.role in SELECTABLE_ROLES:
                 out.append((node_id, raw))
         return out
 
