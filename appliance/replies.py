@@ -14,7 +14,7 @@ from appliance.intents.model import (
     Step,
     TypeText,
 )
-from appliance.policy.validator import ResolvedStep, Verdict
+from appliance.policy.validator import UNSURE, ResolvedStep, Verdict
 
 KEY_WORDS = {
     "ctrl": "control",
@@ -92,7 +92,7 @@ def confirmation(verdict: Verdict, steps: tuple[ResolvedStep, ...] | None = None
     first = steps[0]
     what = " and then ".join(verb(s.intent) for s in steps)
     subject = first.node.name if first.node and len(steps) == 1 else "That"
-    if "unsure what was meant" in verdict.reasons:
+    if UNSURE in verdict.reasons:
         return f"Did you mean {what}? Say yes or no."
     if verdict.risk == Risk.destructive:
         return f"{subject} can delete things and needs a yes. Say yes to {what}, or no."

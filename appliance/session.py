@@ -29,6 +29,7 @@ from appliance.journal.application import Journal
 from appliance.policy.validator import (
     CONFIRM_BELOW,
     REJECT_BELOW,
+    UNSURE,
     Ambiguous,
     Rejected,
     ResolvedStep,
@@ -117,6 +118,7 @@ class Session:
         self.device = device
         self._recent: list[Turn] = []
         self._settings = Settings()
+        self._heard_clearly = True
 
     # -- start-up ----------------------------------------------------------------------
 
@@ -145,12 +147,16 @@ class Session:
         engine: str = "text",
         confidence: float | None = None,
         timings: dict[str, float] | None = None,
+        heard_clearly: bool = True,
     ) -> TurnReport:
+        """`heard_clearly` False: the recogniser may have misheard, so acting needs a yes."""
+        self._heard_clearly = heard_clearly
         return self._utterance(text, None, trigger, (engine, confidence, timings or {}))
 
     def choose(self, intent: Intent, words: str, trigger: str = "switch") -> TurnReport:
         """Run an intent picked without words (a switch press, a scan selection) the way `say`
         runs a planned one: an open question takes it as its answer, else it is a new turn."""
+        self._heard_clearly = True
         return self._utterance(words, intent, trigger, (trigger, None, {}))
 
     def _utterance(
@@ -250,7 +256,9 @@ class Session:
         snapshot: Snapshot,
         heard: tuple[str, float | None, dict[str, float]],
     ) -> TurnReport:
-        verdict = validate(plan.intent, snapshot, self._settings, self._recent_unconfirmed())
+        verdict = validate(
+            plan.intent, snapshot, self._settings, self._recent_unconfirmed(), self._heard_clearly
+        )
         turn = Turn(trigger=trigger, device=self.device)
         secret = verdict.secret
         transcript = f"{REDACTED} (typed into a hidden field)" if secret else text
@@ -391,8 +399,8 @@ class Session:
                     return self._finish(turn, report, Outcome.failed, " ".join([*done, str(e)]))
                 unsure = score < CONFIRM_BELOW and not confirmed
                 if unsure:
-                    turn.validated("confirm", step.risk.value, ["unsure what was meant"], step=i)
-                    question = Verdict("confirm", step.risk, ("unsure what was meant",), (step,))
+                    turn.validated("confirm", step.risk.value, [UNSURE], step=i)
+                    question = Verdict("confirm", step.risk, (UNSURE,), (step,))
                     prompt = " ".join([*done, confirmation(question)])
                     return self._ask(turn, report, prompt, i)
                 if step.risk.rank > verdict.risk.rank and not confirmed:

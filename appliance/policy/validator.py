@@ -45,6 +45,7 @@ CONFIRM_BELOW = 0.6
 SURE_MATCH = 0.85  # a name this close means that element, even if its role does not fit
 RIVAL_MARGIN = 0.1  # a fuzzy guess must beat the next different name by this much
 
+UNSURE = "unsure what was meant"
 SCREEN_CHANGING = frozenset({"activate", "open_app", "select", "press_key"})
 
 Outcome = Literal["execute", "confirm", "reject", "clarify", "answer", "control"]
@@ -88,8 +89,12 @@ def validate(
     snapshot: Snapshot,
     settings: Settings,
     recent_unconfirmed: int = 0,
+    heard_clearly: bool = True,
 ) -> Verdict:
-    """Decide what may happen with a proposal on this screen under these settings."""
+    """Decide what may happen with a proposal on this screen under these settings.
+
+    `heard_clearly` False: the words may be misheard (see appliance/voice/doubt.py), so anything
+    that would act asks first."""
     if proposal is None:
         return Verdict("reject", reasons=("Sorry, I didn't understand that.",))
     try:
@@ -141,8 +146,8 @@ def validate(
         )
     if risk != Risk.harmless:
         reasons.append(f"{risk.value} action")
-    if confidence < CONFIRM_BELOW:
-        reasons.append("unsure what was meant")
+    if confidence < CONFIRM_BELOW or not heard_clearly:
+        reasons.append(UNSURE)
     if recent_unconfirmed >= settings.max_unconfirmed_per_minute:
         reasons.append("many actions in the last minute")
     outcome: Outcome = "confirm" if reasons else "execute"

@@ -11,6 +11,7 @@ from appliance.intents.planner import Planner
 from appliance.journal.application import Journal
 from appliance.journal.store import StoreError
 from appliance.session import Session, TurnReport
+from appliance.voice.doubt import heard_clearly
 from appliance.voice.sink import Reply, Utterance
 
 # Words every command uses, so the recogniser is biased towards them as well as the screen.
@@ -73,6 +74,7 @@ class SessionSink:
                     engine=utterance.engine,
                     confidence=utterance.confidence,
                     timings=utterance.timings,
+                    heard_clearly=heard_clearly(utterance.text),
                 )
         except StoreError:
             # The journal is the record of what happened: without it, do nothing and say so.

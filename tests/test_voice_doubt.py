@@ -1,0 +1,66 @@
+"""A recogniser that flips a command's meaning must not act on it unasked.
+
+Whisper tiny.en hears Piper's "uncheck urgent" as "and check Urgent". The end-to-end test runs
+the real pipeline (webrtcvad, Whisper tiny.en, Piper speech) into the real Session on the sim.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from appliance.cli import build_planner, opened_desktop
+from appliance.journal.application import Journal
+from appliance.session import Session, TurnReport
+from appliance.settings import Settings
+from appliance.voice.commands import engines, run_voice
+from appliance.voice.doubt import heard_clearly
+from appliance.voice.session_sink import SessionSink
+from appliance.voice.sources import WavSource
+from tests.test_switch_talk import audio, element, scene
+
+__all__ = ["scene"]  # a fixture
+
+
+def test_a_command_cannot_begin_with_and() -> None:
+    assert not heard_clearly("and check Urgent.")
+    assert not heard_clearly("And tick urgent")
+    assert heard_clearly("check urgent")
+    assert heard_clearly("and")  # nothing after it: nothing to act on anyway
+    assert heard_clearly("select grandma and then click send")
+
+
+def test_a_doubtful_command_asks_before_it_acts(tmp_path: Path, scene: Path) -> None:
+    journal = Journal(str(tmp_path / "journal.sqlite"))
+    planner = build_planner(Settings(llm="off"))
+    urgent_before = "checked" in element(scene, "Urgent").states
+    with opened_desktop(f"sim:{scene}") as desktop:
+        report = Session(journal, desktop, planner).say(
+            "and untick urgent", heard_clearly=False
+        )
+    assert report.decision == "needs_confirmation"
+    assert report.spoken == "Did you mean untick Urgent? Say yes or no."
+    assert ("checked" in element(scene, "Urgent").states) == urgent_before
+    with opened_desktop(f"sim:{scene}") as desktop:
+        answer = Session(journal, desktop, planner).say("yes")
+    assert answer.decision == "executed"
+    assert "checked" not in element(scene, "Urgent").states
+
+
+def test_uncheck_misheard_as_and_check_is_asked_not_done(tmp_path: Path, scene: Path) -> None:
+    assert "checked" in element(scene, "Urgent").states
+    pcm, _ = audio("Hey juniper, uncheck urgent.")
+    journal = Journal(str(tmp_path / "journal.sqlite"))
+    reports: list[TurnReport] = []
+    sink = SessionSink(journal, lambda: opened_desktop(f"sim:{scene}"),
+                       build_planner(Settings(llm="off")), reports.append)
+    run_voice(WavSource(pcm=pcm), sink, engines("whisper"))
+    assert len(reports) == 1
+    heard = reports[0].transcript.lower()
+    if heard.startswith("and"):  # misheard, as Whisper tiny.en does today: a question
+        assert reports[0].decision == "needs_confirmation", reports[0]
+        assert reports[0].spoken.startswith("Did you mean tick Urgent?")
+        assert "checked" in element(scene, "Urgent").states
+    else:  # heard right: done
+        assert heard.startswith("uncheck"), heard
+        assert "checked" not in element(scene, "Urgent").states
+
