@@ -200,9 +200,10 @@ class SwitchSource:
         return self.settings.model_copy(update={"switch_device": self.name})
 
     def _fault(self, message: str) -> None:
-        log.warning("%s", message)
         if self.on_fault is not None:
-            self.on_fault(message)
+            self.on_fault(message)  # the kiosk journals it and says it: once is enough
+        else:
+            log.warning("%s", message)
 
 
 class SwitchInput:
