@@ -463,10 +463,14 @@ def bench(
 
         _print_json(bench_voice())
     elif what == "planner":
-        from appliance.bench.planner import bench_planner, packaged_llms
+        from appliance.bench.planner import CORPUS, HELD_OUT, bench_planner, packaged_llms
         from appliance.intents.grammar import GrammarPlanner
 
-        _print_json(bench_planner(GrammarPlanner(), packaged_llms()))
+        llms = packaged_llms()
+        _print_json({
+            "corpus": bench_planner(GrammarPlanner(), llms, CORPUS),
+            "held_out": bench_planner(GrammarPlanner(), llms, HELD_OUT),
+        })
     elif what == "desktop":
         from appliance.desktop.atspi.bench import bench_desktop
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from collections.abc import Sequence as Lines
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,7 @@ def injected_texts(case: dict[str, Any]) -> list[str]:
 class NoGrammar:
     """Finds nothing, so every request reaches the model (the worst case for injection)."""
 
-    def plan(self, text: str, snapshot: Snapshot) -> Plan:
+    def plan(self, text: str, snapshot: Snapshot, history: Lines[str] = ()) -> Plan:
         return Plan(intent=None, planner="grammar")
 
 

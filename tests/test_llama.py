@@ -115,5 +115,5 @@ def test_router_with_real_grammar_never_waits_for_the_model(smollm2: LlamaCppPla
     for text in ("click send", "open calendar", "scroll down", "select doctor"):
         assert router.plan(text, snapshot).planner == "grammar", text
     assert calls == []
-    router.plan("could you let grandma know I'm running late", snapshot)
-    assert len(calls) == 1
+    router.plan("remind me what grandma told me yesterday", snapshot)
+    assert 1 <= len(calls) <= 2  # asked; once more only if its first answer was refused

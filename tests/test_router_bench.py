@@ -6,7 +6,13 @@ from typing import Any
 
 import pytest
 
-from appliance.bench.planner import CorpusRequest, bench_planner, load_corpus, matches
+from appliance.bench.planner import (
+    HELD_OUT,
+    CorpusRequest,
+    bench_planner,
+    load_corpus,
+    matches,
+)
 from appliance.desktop.model import Snapshot
 from appliance.intents.llm_backend import LanguageModelPlanner
 from appliance.intents.model import Activate, SetValue, parse_intent
@@ -33,6 +39,19 @@ def test_corpus_is_large_varied_and_names_what_is_on_screen() -> None:
     kinds = {alt["intent"] for r in corpus.requests for alt in r.alternatives()}
     assert len(kinds) >= 14
     for req in corpus.requests:
+        names = _names(snapshots[req.scene])
+        for alt in req.alternatives():
+            for name in _mentioned(alt):
+                assert name in names, (req.text, name)
+
+
+def test_held_out_requests_are_new_and_name_what_is_on_screen() -> None:
+    corpus, _ = load_corpus()
+    held, snapshots = load_corpus(HELD_OUT)
+    assert len(held.requests) >= 50
+    seen = {(r.scene, r.text.casefold()) for r in corpus.requests}
+    assert not [r.text for r in held.requests if (r.scene, r.text.casefold()) in seen]
+    for req in held.requests:
         names = _names(snapshots[req.scene])
         for alt in req.alternatives():
             for name in _mentioned(alt):

@@ -137,7 +137,11 @@ def test_examples_come_from_the_grammar_templates() -> None:
     examples = grammar_examples()
     drawn = [ex for ex in examples if ex not in HAND_WRITTEN]
     assert len(drawn) >= 6
-    assert len({ex.intent["intent"] for ex in drawn}) == len(drawn)  # one per intent kind
+    assert len({ex.request for ex in drawn}) == len(drawn)
+    assert len({ex.intent["intent"] for ex in drawn}) >= 6
+    # questions are shown as reads of the element they ask about
+    assert any(ex.request.startswith("what is") and ex.intent.get("what") == "element"
+               for ex in drawn)
     planner = grammar.GrammarPlanner()
     demo = SimDesktop.from_file(SCENE).snapshot()
     for ex in drawn:

@@ -28,6 +28,7 @@ from appliance.intents.planner import Plan, Planner
 from appliance.intents.router import Router
 
 CORPUS = Path(__file__).with_name("planner_corpus.yaml")
+HELD_OUT = Path(__file__).with_name("planner_heldout.yaml")
 
 
 class CorpusRequest(BaseModel):
@@ -220,7 +221,7 @@ def bench_planner(
     say = progress or (lambda _msg: None)
 
     say(f"grammar: {len(requests)} requests")
-    grammar_runs = _run(requests, snapshots, lambda r, s: grammar.plan(r.text, s))
+    grammar_runs = _run(requests, snapshots, lambda r, s: grammar.plan(r.text, s, r.history))
     report: dict[str, Any] = {
         "corpus": {"path": str(corpus_path), "requests": len(requests),
                    "scenes": sorted({r.scene for r in requests})},
@@ -276,7 +277,7 @@ def packaged_llms(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m appliance.bench.planner [--models qwen,smollm2] [--limit N]`: JSON on stdout."""
+    """`python -m appliance.bench.planner [--models qwen,smollm2] [--limit N] [--corpus F]`."""
     import argparse
     import json
     import sys
@@ -287,13 +288,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--models", default="qwen,smollm2")
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--ollama", default=None, help="also bench this Ollama model")
+    parser.add_argument("--corpus", type=Path, default=CORPUS,
+                        help="another corpus file of the same format (e.g. held-out requests)")
     args = parser.parse_args(argv)
     llms = packaged_llms([k for k in args.models.split(",") if k])
     if args.ollama:
         from appliance.intents.ollama import OllamaPlanner, default_host
 
         llms.append(OllamaPlanner(host=default_host(), model=args.ollama))
-    report = bench_planner(GrammarPlanner(), llms, limit=args.limit,
+    report = bench_planner(GrammarPlanner(), llms, corpus_path=args.corpus, limit=args.limit,
                            progress=lambda m: print(m, file=sys.stderr, flush=True))
     print(json.dumps(report, indent=2))
     return 0

@@ -4,7 +4,12 @@ Two passes. First the screen's element and application names are hassil slot lis
 is only ever matched as a slot value ("click Delete" on screen cannot change what "click send"
 means). When nothing parses that way, the same templates run with wildcard slots and the
 captured words are resolved against the screen by `appliance.desktop.resolve` (rapidfuzz), so
-a speech-recognition slip still lands, with a lower confidence.
+a speech-recognition slip still lands, with a lower confidence. Last, a button named by its verb
+("delete this email", see button_verbs). Some templates mean more than one intent kind and are
+built from the screen: "louder" sets the volume slider a step up from its value now (levels),
+"tell grandma I'm late" is pick, type and send. "Do that again" and "not her, the doctor" are
+read against what the person said before. Confidence stays honest: below 1.0 (and below the
+router's threshold when unsure) whenever a name, a field or the meaning was a guess.
 """
 
 from __future__ import annotations
@@ -33,16 +38,20 @@ from hassil.models import MatchEntity
 
 from appliance.desktop.model import Node, Snapshot
 from appliance.desktop.resolve import (
-    BUTTON_ROLES,
     ITEM_ROLES,
     MIN_SCORE,
     ROLE_WORDS,
+    SUBSET_SCORE,
     TEXT_ROLES,
+    Match,
     best_name,
     find_targets,
+    name_key,
     spoken_forms,
 )
+from appliance.intents.button_verbs import PRESSABLE_ROLES, button_for
 from appliance.intents.keys import MODIFIERS, key_names
+from appliance.intents.levels import extreme_value, stepped_value
 from appliance.intents.model import (
     Activate,
     Cancel,
@@ -71,7 +80,8 @@ TOGGLE_ROLES = frozenset(
 )
 NUMBER_ROLES = frozenset({"slider", "spin button", "scroll bar", "dial"})
 CHOICE_ROLES = frozenset({"combo box", "list box", "list"})
-PRESSABLE_ROLES = BUTTON_ROLES | {"link", "menu item", "toggle button"}
+SEARCH_WORDS = frozenset({"search", "find", "filter"})
+VALUE_ROLES = NUMBER_ROLES | CHOICE_ROLES | TOGGLE_ROLES
 STEP_INTENTS = (Activate, TypeText, PressKey, OpenApp, Focus, Scroll, SetValue, Select, Read)
 
 TYPE_TARGET_MIN = 0.6
@@ -88,6 +98,8 @@ WAKE_AND_FILLER_START = (
     "hey juniper", "hi juniper", "ok juniper", "okay juniper", "juniper",
     "please", "can you", "could you", "would you", "will you", "can you please",
     "i want to", "i'd like to", "i would like to", "i wanna", "let's", "now", "just", "and",
+    "i need to",
+    "ok", "okay", "alright", "all right", "so", "um", "uh", "er", "erm",
 )
 FILLER_END = ("please", "for me", "now", "right now", "thanks", "thank you", "thankyou")
 SEQUENCE_JOINS = (  # "then" says "next step" more surely than "and", so it is tried first
@@ -113,10 +125,20 @@ WARM_UP = (
 # Ties between templates that parse equally well: the more specific reading first.
 PRIORITY = {
     name: i for i, name in enumerate((
-        "confirm", "deny", "cancel", "undo", "read", "press_key", "set_value", "select",
-        "type_text", "open_app", "focus", "go_to", "scroll", "activate", "bare_name",
+        "confirm", "deny", "cancel", "undo", "read", "read_which", "read_about", "press_key",
+        "level", "adjust", "set_value", "set_number", "select", "select_by_verb", "compose",
+        "reply_with", "search", "type_text", "open_app", "purpose", "focus", "go_to", "show",
+        "scroll", "activate", "bare_name", "vague",
     ))
 }
+LOOSE_FLOOR = 0.75
+"""A fuzzy name after a loose verb ("talk to", "listen to") must be at least this close."""
+IN_USE_CONFIDENCE = 0.5
+"""Opening, for a purpose, the app that is already in use ("play something" in the radio)."""
+VAGUE_CONFIDENCE = 0.8
+"""A request that names nothing to act on is asked about, not handed to the model to guess."""
+COMPOSED_CONFIDENCE = 0.9
+"""Steps the grammar adds itself (the field to type in, the send button): likely, not said."""
 
 
 # -- templates and fixed lists (loaded once) -----------------------------------------------
@@ -278,6 +300,10 @@ def _resolve(
     """
     if require == "only" and prefer is not None:
         matches = [m for m in find_targets(words, snapshot, roles=prefer) if m.score >= floor]
+        if not matches and floor <= SUBSET_SCORE:
+            # An exact name of another role hides partial names ("the reply" is the Reply
+            # button exactly, but "type ... in the reply" means the Reply text field).
+            matches = _containing(words, snapshot, prefer)
     else:
         matches = [m for m in find_targets(words, snapshot) if m.score >= floor]
     if prefer is not None and require != "only":
@@ -306,6 +332,21 @@ def _resolve(
             ))
             raise _Ambiguous(options, best.score)
     return _Target(best.node, best.score)
+
+
+def _containing(words: str, snapshot: Snapshot, roles: frozenset[str]) -> list[Match]:
+    """Nodes of these roles whose name holds every spoken word, scored as a partial name."""
+    forms, _hint = spoken_forms(words)
+    found: list[Match] = []
+    for form in forms:
+        said = set(form.split())
+        found = [
+            Match(node=n, score=SUBSET_SCORE) for n in snapshot.in_active_window()
+            if n.role in roles and n.name and said <= set(name_key(n.name).split())
+        ]
+        if found:
+            break
+    return found
 
 
 def _entity_text(result: RecognizeResult, slot: str, text: str) -> str:
@@ -352,9 +393,14 @@ def _build(result: RecognizeResult, text: str, snapshot: Snapshot) -> tuple[Inte
             if slots["target"].is_wildcard:
                 raise _Unresolved("a bare name must be said exactly")
             t = target(PRESSABLE_ROLES, require="only")
+            if t.node.role in ITEM_ROLES:  # a menu item said alone: "jazz fm please"
+                return Select(target=t.node.name, words=words), True
             return Activate(target=t.node.name, words=words), True
-        case "select":
-            t = target(ITEM_ROLES)
+        case "select" | "select_by_verb":
+            if name == "select_by_verb" and slots["target"].is_wildcard:
+                t = target(ITEM_ROLES, floor=LOOSE_FLOOR)
+            else:
+                t = target(ITEM_ROLES)
             if t.node.role in ITEM_ROLES:
                 return Select(target=t.node.name, confidence=t.score, words=words), t.score == 1.0
             return Activate(target=t.node.name, confidence=t.score, words=words), t.score == 1.0
@@ -403,7 +449,162 @@ def _build(result: RecognizeResult, text: str, snapshot: Snapshot) -> tuple[Inte
                     what="element", target=t.node.name, confidence=t.score, words=words
                 ), t.score == 1.0
             return Read(what=what, words=words), True
+        case "read_which":
+            spoken = _spoken(result, "target")
+            holding = _containing(spoken, snapshot, VALUE_ROLES)
+            if len(holding) == 1:
+                node = holding[0].node
+                score = 1.0 if name_key(node.name) in spoken_forms(spoken)[0] else SUBSET_SCORE
+                return Read(what="element", target=node.name, confidence=score, words=words), (
+                    score == 1.0
+                )
+            t = target()
+            return Read(what="element", target=t.node.name, confidence=t.score, words=words), (
+                t.score == 1.0
+            )
+        case "read_about":
+            t = _any_of(str(slots["target"].value), snapshot)
+            return Read(what="element", target=t.node.name, confidence=t.score, words=words), (
+                False
+            )
+        case "adjust" | "level" | "set_number":
+            return _slider(result, text, snapshot)
+        case "show":
+            t = target(ITEM_ROLES, require="only")
+            return Select(target=t.node.name, confidence=t.score, words=words), t.score == 1.0
+        case "purpose":
+            found = max(
+                (f for alt in str(slots["app"].value).split("|")
+                 if (f := best_name(alt, (*snapshot.applications, *snapshot.launchable)))),
+                key=lambda f: f[1], default=None,
+            )
+            if found is None or found[1] < ASK_FROM:
+                raise _Unresolved("no app for that")
+            # the app in use already: something in it was likely meant; the model may know
+            score = found[1] if found[0] != snapshot.active_app else IN_USE_CONFIDENCE
+            return OpenApp(app=found[0], confidence=score, words=words), False
+        case "search":
+            typed = _entity_text(result, "text", text)
+            field = _search_field(snapshot)
+            if not typed or field is None:
+                raise _Unresolved("no search field")
+            return TypeText(text=typed, target=field.name, words=words), False
+        case "compose" | "reply_with":
+            return _composed(result, text, snapshot), False
+        case "vague":
+            return Clarify(
+                question=str(slots["question"].value), confidence=VAGUE_CONFIDENCE, words=words
+            ), False
     raise _Unresolved(name)  # pragma: no cover - a template intent with no builder
+
+
+def _any_of(alternatives: str, snapshot: Snapshot) -> _Target:
+    """The best-named element for any of the '|'-separated words (a question's subject)."""
+    best: _Target | None = None
+    for alt in alternatives.split("|"):
+        try:
+            t = _resolve(alt, snapshot, floor=ASK_FROM)
+        except _Unresolved:
+            continue
+        if best is None or t.score > best.score:
+            best = t
+    if best is None:
+        raise _Unresolved(alternatives)
+    return best
+
+
+def _search_field(snapshot: Snapshot) -> Node | None:
+    fields = [n for n in snapshot.in_active_window()
+              if n.role in TEXT_ROLES and not n.secret and n.enabled
+              and SEARCH_WORDS & set(_words(n.name))]
+    return fields[0] if len(fields) == 1 else None
+
+
+def _pressable_starting(word: str, snapshot: Snapshot) -> Node | None:
+    """The button whose name is or begins with this word (the shortest such name)."""
+    found = [n for n in snapshot.in_active_window()
+             if n.role in PRESSABLE_ROLES and n.enabled and _words(n.name)[:1] == [word]]
+    return min(found, key=lambda n: len(n.name)) if found else None
+
+
+def _message_field(snapshot: Snapshot, prefer: str) -> Node | None:
+    """The text field to write a message in: the one named like `prefer`, else the only one."""
+    fields = [n for n in snapshot.in_active_window()
+              if n.role in TEXT_ROLES and not n.secret and n.enabled
+              and not SEARCH_WORDS & set(_words(n.name))]
+    named = [n for n in fields if prefer in _words(n.name)]
+    if len(named) == 1:
+        return named[0]
+    return fields[0] if len(fields) == 1 else None
+
+
+def _composed(result: RecognizeResult, text: str, snapshot: Snapshot) -> Sequence:
+    """Writing to someone: [pick the contact | press Reply], type the words, press send."""
+    typed = _entity_text(result, "text", text)
+    if not typed:
+        raise _Unresolved("nothing to say")
+    steps: list[Step] = []
+    confidence = COMPOSED_CONFIDENCE
+    if result.intent.name == "compose":
+        floor = 1.0 if not result.entities["target"].is_wildcard else ASK_FROM
+        contact = _resolve(_spoken(result, "target"), snapshot, ITEM_ROLES, "only", floor)
+        steps.append(Select(target=contact.node.name, words=text))
+        confidence = min(confidence, contact.score)
+        field = _message_field(snapshot, "message")
+    else:
+        reply = _pressable_starting("reply", snapshot)
+        if reply is not None:
+            steps.append(Activate(target=reply.name, words=text))
+        field = _message_field(snapshot, "reply")
+    send = _pressable_starting("send", snapshot)
+    if field is None or send is None:
+        raise _Unresolved("no message field or send button")
+    steps.append(TypeText(text=typed, target=field.name, words=text))
+    steps.append(Activate(target=send.name, words=text))
+    return Sequence(steps=tuple(steps), confidence=confidence, words=text)
+
+
+def _slider(result: RecognizeResult, text: str, snapshot: Snapshot) -> tuple[Intent, bool]:
+    """A slider set by a step from its value, to an extreme, or to a number said after it."""
+    slots = result.entities
+    sense: list[str] = []
+    for slot in ("sense", "too", "as_much", "most"):
+        if slot in slots:
+            sense = str(slots[slot].value).split()
+    if "target" in slots:
+        floor = MIN_SCORE if slots["target"].is_wildcard else 1.0
+        t = _resolve(_spoken(result, "target"), snapshot, NUMBER_ROLES, "only", floor)
+    else:
+        t = _slider_for(sense[1:], snapshot)
+    node = t.node
+    value: float | None
+    if result.intent.name == "level":
+        extreme = str(slots["extreme"].value) if "extreme" in slots else sense[0]
+        value = extreme_value(node, extreme)
+    elif result.intent.name == "set_number":
+        said = _entity_text(result, "value", text)
+        number = parse_number(said)
+        value = None if number is None else _scaled(number, said, node)
+    else:
+        up = (str(slots["step"].value) if "step" in slots else sense[0]) == "up"
+        value = stepped_value(node, up)
+    if value is None:
+        raise _Unresolved("the slider's value or range is unknown")
+    return SetValue(target=node.name, value=value, confidence=t.score, words=text), (
+        t.score == 1.0
+    )
+
+
+def _slider_for(hints: list[str], snapshot: Snapshot) -> _Target:
+    """The slider a comparative word is about ("louder": the one named like volume or sound)."""
+    sliders = [n for n in snapshot.in_active_window() if n.role in NUMBER_ROLES and n.enabled]
+    for hint in hints:
+        named = [n for n in sliders if hint in _words(n.name)]
+        if len(named) == 1:
+            return _Target(named[0], 1.0)
+        if named:
+            raise _Unresolved(hint)
+    raise _Unresolved("no slider for that")
 
 
 def _set_value(result: RecognizeResult, text: str, snapshot: Snapshot) -> tuple[Intent, bool]:
@@ -420,6 +621,9 @@ def _set_value(result: RecognizeResult, text: str, snapshot: Snapshot) -> tuple[
     settable = NUMBER_ROLES | CHOICE_ROLES | TOGGLE_ROLES | TEXT_ROLES
     t = _resolve(spoken_target, snapshot, settable, floor=floor)
     node, score = t.node, t.score
+    if node.role not in settable:
+        # "change the voice to Alan": the Voice tab has no value; the list that offers Alan does.
+        node, score = _offering(spoken_target, said, snapshot)
     value: bool | float | str
     if node.role in NUMBER_ROLES:
         number = parse_number(said)
@@ -445,6 +649,22 @@ def _set_value(result: RecognizeResult, text: str, snapshot: Snapshot) -> tuple[
     return SetValue(target=node.name, value=value, confidence=score, words=words), score == 1.0
 
 
+def _offering(spoken_target: str, said: str, snapshot: Snapshot) -> tuple[Node, float]:
+    """The one choice list named with the spoken words that offers the said option."""
+    named = {m.node.id for m in _containing(spoken_target, snapshot, CHOICE_ROLES)}
+    found: list[tuple[Node, float]] = []
+    for node in snapshot.in_active_window():
+        if node.id not in named or not node.child_ids:
+            continue
+        choices = [c.name for cid in node.child_ids if (c := snapshot.node(cid)) and c.name]
+        option = best_name(said, choices)
+        if option is not None and option[1] >= ASK_FROM:
+            found.append((node, min(SUBSET_SCORE, option[1])))
+    if len(found) != 1:
+        raise _Unresolved(spoken_target)  # not a thing that takes a value: ask the model
+    return found[0]
+
+
 def _scaled(number: float, said: str, node: Node) -> float:
     """A percentage of a slider whose range is not 0..100 is a share of that range."""
     percent = said.casefold().rstrip().endswith(("percent", "per cent", "%"))
@@ -452,6 +672,26 @@ def _scaled(number: float, said: str, node: Node) -> float:
     if percent and lo is not None and hi is not None and (lo, hi) != (0.0, 100.0):
         return lo + (hi - lo) * number / 100
     return number
+
+
+# -- what was said before ------------------------------------------------------------------
+
+_REPEAT = re.compile(
+    r"(?:(?:do|try|say) (?:it|that|this|the same)(?: thing)? |(?:the )?same (?:thing )?)?"
+    r"(?:again|once more|one more time)"
+    r"|(?:repeat|redo)(?: (?:it|that|this|the last (?:one|thing)))?|same again",
+    re.IGNORECASE,
+)
+_AGAIN = re.compile(r"(?:\s+|\s*,\s*)(?:again|once more|one more time)$", re.IGNORECASE)
+_CORRECTION = re.compile(
+    r"(?:no[,.!]?\s+)?(?:not (?:him|her|them|it|that|this|that one|this one|the \w+|\w+)"
+    r"|i meant|i mean)[,.!]?\s+(?P<name>.+)|no[,.!]?\s+(?P<other>the .+)",
+    re.IGNORECASE,
+)
+ASSISTANT_PREFIX = "assistant"
+"""History lines the appliance said ("assistant asked: ..."), not the person."""
+MAX_LOOK_BACK = 3
+NOT_REPEATED = frozenset({"confirm", "deny", "cancel", "clarify"})
 
 
 # -- the planner ---------------------------------------------------------------------------
@@ -509,25 +749,84 @@ class GrammarPlanner:
 
     def plan(self, text: str, snapshot: Snapshot, history: Iterable[str] = ()) -> Plan:
         started = time.perf_counter()
-        intent = self.parse(text, snapshot)
+        intent = self.parse(text, snapshot, tuple(history))
         return Plan(
             intent=intent, planner="grammar", latency_ms=(time.perf_counter() - started) * 1000
         )
 
-    def parse(self, text: str, snapshot: Snapshot) -> Intent | None:
-        """The intent the words mean on this screen, or None."""
+    def parse(
+        self, text: str, snapshot: Snapshot, history: tuple[str, ...] = ()
+    ) -> Intent | None:
+        """The intent the words mean on this screen, or None. `history`: what the person said
+        before, oldest first, for "do that again" and "not her, the doctor"."""
         words = " ".join(text.split())
+        bare = _strip_fillers(words)
+        if _REPEAT.fullmatch(bare):
+            return self._replayed(text, snapshot, history)
+        correction = _CORRECTION.fullmatch(bare)
+        if correction is not None and history:
+            name = correction["name"] or correction["other"]
+            corrected = self._corrected(text, name, snapshot, history)
+            if corrected is not None:
+                return corrected
+        words = _AGAIN.sub("", words) or words  # "louder again" is "louder"
         candidates = dict.fromkeys((
             _strip_fillers(words),
             _strip_fillers(words, end=False),  # "please do": the filler was the command
             _strip_fillers(words, start=False),
         ))
         parsing = _Parsing(self, snapshot)
+        weak: Intent | None = None
         for i, candidate in enumerate(candidates):
             if candidate:
-                parsed = parsing.utterance(candidate, split=i == 0)
-                if parsed is not None:
+                # "type thank you and press enter": the end filler was words to type
+                parsed = parsing.utterance(candidate, split=i <= 1)
+                if parsed is None:
+                    continue
+                if parsed.intent.confidence >= ASK_FROM:
                     return parsed.intent.model_copy(update={"words": text})
+                if weak is None or parsed.intent.confidence > weak.confidence:
+                    weak = parsed.intent
+        return None if weak is None else weak.model_copy(update={"words": text})
+
+    def _earlier(self, snapshot: Snapshot, history: tuple[str, ...]) -> Iterable[Intent]:
+        """What the last few things the person said mean on this screen, latest first."""
+        for line in list(history)[::-1][:MAX_LOOK_BACK]:
+            if line.casefold().startswith(ASSISTANT_PREFIX) or _REPEAT.fullmatch(
+                _strip_fillers(line)
+            ):
+                continue
+            intent = self.parse(line, snapshot)
+            if intent is not None and intent.intent not in NOT_REPEATED:
+                yield intent
+
+    def _replayed(
+        self, text: str, snapshot: Snapshot, history: tuple[str, ...]
+    ) -> Intent | None:
+        for intent in self._earlier(snapshot, history):
+            return intent.model_copy(update={"words": text})
+        return None
+
+    def _corrected(
+        self, text: str, name: str, snapshot: Snapshot, history: tuple[str, ...]
+    ) -> Intent | None:
+        """The last request again with another target: "not her, the doctor"."""
+        for intent in self._earlier(snapshot, history):
+            old = getattr(intent, "target", None)
+            if not isinstance(old, str):
+                continue
+            was = next((n for n in snapshot.nodes if n.name == old), None)
+            prefer = frozenset({was.role}) if was is not None else None
+            try:
+                t = _resolve(name, snapshot, prefer, floor=ASK_FROM)
+            except (_Unresolved, _Ambiguous):
+                return None
+            if t.node.name == old:
+                return None
+            return intent.model_copy(update={
+                "target": t.node.name, "words": text,
+                "confidence": min(intent.confidence, t.score),
+            })
         return None
 
     def best(self, text: str, snapshot: Snapshot, lists: dict[str, SlotList]) -> _Parsed | None:
@@ -587,7 +886,8 @@ class _Parsing:
             if len(self.memo) >= PARSE_BUDGET:
                 return None  # long dictation full of "and": don't try every way to cut it
             left = _strip_fillers(text[: join.start()])
-            right = _strip_fillers(text[join.end():])
+            # the end was stripped with the whole: "type thank you" keeps its words
+            right = _strip_fillers(text[join.end():], end=False)
             if not left or not right:
                 continue
             first = self.single(left)
@@ -630,11 +930,16 @@ class _Parsing:
         if exact is not None and exact.exact:
             return exact
         fuzzy = self.planner.best(text, self.snapshot, {**lists, **_WILDCARDS})
-        if exact is None:
-            return fuzzy
-        if fuzzy is not None and fuzzy.literal > exact.literal:
-            return fuzzy  # "type hi into the mesage box": the slip hid a field name
-        return exact
+        found = fuzzy if exact is None else exact
+        if exact is not None and fuzzy is not None and fuzzy.literal > exact.literal:
+            found = fuzzy  # "type hi into the mesage box": the slip hid a field name
+        if found is None or found.intent.confidence < ASK_FROM:
+            button = button_for(text, self.snapshot)
+            if button is not None:
+                node, score = button
+                intent = Activate(target=node.name, confidence=score, words=text)
+                return _Parsed(intent, score == 1.0, 0)
+        return found
 
 
 # -- benchmark -----------------------------------------------------------------------------

@@ -10,7 +10,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from appliance.desktop.model import Snapshot
-from appliance.intents.llm_repair import fit_to_screen
+from appliance.intents.llm_grounding import ungrounded
+from appliance.intents.llm_repair import fit_to_request, fit_to_screen
 from appliance.intents.llm_schema import llm_intent_schema
 from appliance.intents.model import Intent, parse_intent
 from appliance.intents.model import Sequence as SequenceIntent
@@ -68,6 +69,10 @@ class LanguageModelPlanner(ABC):
         started = time.perf_counter()
         content = self.complete(self.messages(text, snapshot, history), llm_intent_schema())
         intent = fit_to_screen(parse_reply(content, text), snapshot)
+        if ungrounded(intent, text, history, snapshot) is None:
+            # Trimmed only when nothing in it came from the screen: a proposal steered by screen
+            # text reaches the router whole, and is refused there.
+            intent = fit_to_request(intent, text, snapshot)
         return Plan(
             intent=intent,
             planner=self.backend,

@@ -2,26 +2,36 @@
 
 Each example sentence is sampled from sentences/*.yaml (hassil) with names from the bundled demo
 scene, and its answer is what the real grammar planner makes of it, so the examples always
-agree with the templates. Free-form shapes the grammar has no template for (a question back,
-several steps, a relative slider change) are added by hand.
+agree with the templates. Free-form shapes the grammar's templates do not show on the demo
+screen (a relative slider change, writing to someone, "do that again") are added by hand.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cache
 from importlib import resources
+from itertools import islice
+from typing import TYPE_CHECKING
 
 from appliance.intents.prompt import DEFAULT_EXAMPLES, Example
 
-# Which grammar intents to show, in order, and which screen roles their {target} is drawn from.
-SHOWN: tuple[tuple[str, frozenset[str]], ...] = (
-    ("activate", frozenset({"push button"})),
-    ("type_text", frozenset({"text"})),
-    ("set_value", frozenset({"check box"})),
-    ("select", frozenset({"list item"})),
-    ("open_app", frozenset()),
-    ("press_key", frozenset()),
-    ("read", frozenset({"label"})),
+if TYPE_CHECKING:  # hassil is imported lazily: without it the built-in examples are used
+    from hassil import Intents
+    from hassil.intents import SlotList
+
+# Which grammar intents to show, in order, which screen roles their {target} is drawn from, the
+# words the example sentence starts with ("" for any) and the intent the model should answer.
+SHOWN: tuple[tuple[str, frozenset[str], str, str], ...] = (
+    ("read", frozenset({"label"}), "what is the", "read"),
+    ("read", frozenset({"check box"}), "is the", "read"),
+    ("activate", frozenset({"push button"}), "", "activate"),
+    ("type_text", frozenset({"text"}), "", "type_text"),
+    ("set_value", frozenset({"check box"}), "", "set_value"),
+    ("select", frozenset({"list item"}), "", "select"),
+    ("open_app", frozenset(), "", "open_app"),
+    ("press_key", frozenset(), "", "press_key"),
+    ("read", frozenset({"label"}), "where", "read"),
 )
 
 HAND_WRITTEN: tuple[Example, ...] = (
@@ -31,11 +41,26 @@ HAND_WRITTEN: tuple[Example, ...] = (
         {"intent": "select", "target": "Grandma"},
         {"intent": "type_text", "text": "I'm on my way", "target": "Message"},
         {"intent": "activate", "target": "Send"}]}),
-    Example("send it", {"intent": "clarify", "question": "What should I send, and to whom?",
-                        "options": [], "confidence": 0.5}),
+    Example("do that again", {"intent": "activate", "target": "Send", "confidence": 0.9},
+            history=("press send",)),
 )
 SAMPLES_PER_INTENT = 60
+SAMPLES_PER_TEMPLATE = 40
 ROLE_WORDS = {"type_text": "field", "set_value": "box", "select": "item"}
+
+
+def _starting(
+    intents: Intents, name: str, lists: dict[str, SlotList], starts: str
+) -> Iterator[str]:
+    """A few sentences of each of the intent's templates, those that begin with `starts`."""
+    from hassil.sample import sample_sentence
+
+    rules = intents.expansion_rules
+    for data in intents.intents[name].data:
+        for template in data.sentences:
+            for sentence in islice(sample_sentence(template, lists, rules), SAMPLES_PER_TEMPLATE):
+                if sentence.startswith(starts):
+                    yield sentence
 
 
 @cache
@@ -43,7 +68,6 @@ def grammar_examples() -> tuple[Example, ...]:
     """Examples from the templates (cached); the built-in ones when the grammar is unavailable."""
     try:
         from hassil import TextSlotList
-        from hassil.intents import SlotList
         from hassil.sample import sample_intents
 
         from appliance.desktop.sim import SimDesktop
@@ -57,7 +81,7 @@ def grammar_examples() -> tuple[Example, ...]:
     planner = GrammarPlanner()
     intents = load_intents()
     examples: list[Example] = []
-    for name, roles in SHOWN:
+    for name, roles, starts, answer_intent in SHOWN:
         targets = [n.name for n in snapshot.nodes if n.role in roles and n.enabled] or ["Send"]
         lists: dict[str, SlotList] = {
             "target": TextSlotList.from_strings(targets, allow_template=False),
@@ -69,22 +93,28 @@ def grammar_examples() -> tuple[Example, ...]:
             "key": TextSlotList.from_strings(["enter"], allow_template=False),
             "modifier": TextSlotList.from_strings(["control"], allow_template=False),
         }
-        samples = sample_intents(intents, slot_lists=lists, intent_names={name},
-                                 exclude_sentences_with_wildcards=False,
-                                 max_sentences_per_intent=SAMPLES_PER_INTENT)
+        if starts:
+            samples = _starting(intents, name, lists, starts)
+        else:
+            samples = (s for _i, s in sample_intents(
+                intents, slot_lists=lists, intent_names={name},
+                exclude_sentences_with_wildcards=False,
+                max_sentences_per_intent=SAMPLES_PER_INTENT))
         found: list[tuple[int, int, str, dict[str, object]]] = []
-        for _intent, sentence in samples:
+        for sentence in samples:
             intent = planner.parse(sentence, snapshot)
-            if intent is None or intent.intent != name or intent.confidence < 0.8:
+            if intent is None or intent.intent != answer_intent or intent.confidence < 0.8:
                 continue
             fields = {k: v for k, v in dump_intent(intent).items()
                       if k not in {"words", "confidence", "intent"} and v not in (None, [], ())}
             # what the model should say for a clear request; intent first, as in the schema
-            answer: dict[str, object] = {"intent": name, **fields, "confidence": 0.95}
+            answer: dict[str, object] = {"intent": answer_intent, **fields, "confidence": 0.95}
             found.append((-len(fields), len(sentence), sentence, answer))
         if found:
             _fields, _length, sentence, answer = min(found, key=lambda f: f[:3])
-            examples.append(Example(" ".join(sentence.split()), answer))
+            example = Example(" ".join(sentence.split()), answer)
+            if example not in examples:
+                examples.append(example)
     if len(examples) < len(SHOWN) // 2:
         return DEFAULT_EXAMPLES
     # Small models copy the last example they saw: end on the plainest ones.

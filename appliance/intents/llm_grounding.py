@@ -20,6 +20,7 @@ from appliance.intents.model import (
     Intent,
     OpenApp,
     PressKey,
+    Read,
     Scroll,
     Select,
     SetValue,
@@ -91,7 +92,7 @@ def _arguments(step: Intent | Step) -> list[str]:
             return [step.app]
         case PressKey():
             return [step.key]
-        case Scroll():
+        case Scroll() | Read():
             return [step.target] if step.target else []
         case _:
             return []

@@ -5,12 +5,14 @@ is asked only when the grammar found nothing or a weak match; if the model is de
 talks nonsense, the grammar's answer (or nothing) stands and `Plan.notes` carries a short
 spoken notice. Every request tries the model afresh: there is no sticky "model is down" state.
 A model proposal must also be grounded in what the person said (llm_grounding), so text on
-the screen cannot steer it. `history` is the last few things said, oldest first (transcripts,
-and e.g. "assistant asked: Which contact?" so an answer to a clarify question has its context).
+the screen cannot steer it; a refused answer is asked for once more, then dropped. `history` is
+the last few things said, oldest first (transcripts, and e.g. "assistant asked: Which contact?"
+so an answer to a clarify question has its context); the grammar gets it too ("do that again").
 """
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -19,6 +21,19 @@ from appliance.desktop.model import Snapshot
 from appliance.intents.llm_backend import NOT_ANSWERING, LanguageModelError, LanguageModelPlanner
 from appliance.intents.llm_grounding import ungrounded
 from appliance.intents.planner import Plan, Planner
+
+RETRY_NOTE = (
+    "assistant note: the previous answer used words the person did not say; answer again with "
+    "only the person's words and names from the screen"
+)
+"""Shown to the model, as a history line, when its first answer failed the grounding check."""
+
+
+def _takes_history(planner: Planner) -> bool:
+    try:
+        return "history" in inspect.signature(planner.plan).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 class Router:
@@ -29,6 +44,8 @@ class Router:
         self.llm = llm
         self.weak_below = weak_below
         self.last_failure: str | None = None
+        # Stand-ins written before planners took history still plan, without it.
+        self._grammar_takes_history = _takes_history(grammar)
 
     def needs_llm(self, plan: Plan) -> bool:
         return plan.intent is None or plan.intent.confidence < self.weak_below
@@ -45,21 +62,31 @@ class Router:
         def took() -> float:
             return (time.perf_counter() - started) * 1000
 
-        grammar = self.grammar.plan(text, snapshot)
+        if self._grammar_takes_history:
+            grammar = self.grammar.plan(text, snapshot, history)
+        else:
+            grammar = self.grammar.plan(text, snapshot)
         if self.llm is None or not text.strip() or not self.needs_llm(grammar):
             return replace(grammar, latency_ms=took())
-        try:
-            proposal = self._ask_llm(self.llm, text, snapshot, history)
-        except LanguageModelError as exc:
-            self.last_failure = exc.detail
-            return replace(grammar, latency_ms=took(), notes=(*grammar.notes, exc.notice))
-        except Exception as exc:  # a backend bug must cost one request, never the turn
-            self.last_failure = f"{type(exc).__name__}: {exc}"
-            return replace(grammar, latency_ms=took(), notes=(*grammar.notes, NOT_ANSWERING))
-        if proposal.intent is None:
-            return replace(grammar, latency_ms=took(), notes=(*grammar.notes, *proposal.notes))
-        refusal = ungrounded(proposal.intent, text, history, snapshot)
-        if refusal is not None:
-            self.last_failure = f"refused {proposal.planner} proposal: {proposal.intent!r}"
-            return replace(grammar, latency_ms=took(), notes=(*grammar.notes, refusal))
-        return replace(proposal, latency_ms=took())
+        refused: list[str] = []
+        refusal = ""
+        for asking in (tuple(history), (*history, RETRY_NOTE)):
+            try:
+                proposal = self._ask_llm(self.llm, text, snapshot, asking)
+            except LanguageModelError as exc:
+                self.last_failure = "; ".join((*refused, exc.detail))
+                return replace(grammar, latency_ms=took(), notes=(*grammar.notes, exc.notice))
+            except Exception as exc:  # a backend bug must cost one request, never the turn
+                self.last_failure = "; ".join((*refused, f"{type(exc).__name__}: {exc}"))
+                return replace(grammar, latency_ms=took(), notes=(*grammar.notes, NOT_ANSWERING))
+            if proposal.intent is None:
+                return replace(grammar, latency_ms=took(), notes=(*grammar.notes, *proposal.notes))
+            # Grounded in the person's words only: the retry note is not something they said.
+            reason = ungrounded(proposal.intent, text, history, snapshot)
+            if reason is None:
+                self.last_failure = "; ".join(refused) or None
+                return replace(proposal, latency_ms=took())
+            refusal = reason
+            refused.append(f"refused {proposal.planner} proposal: {proposal.intent!r}")
+        self.last_failure = "; ".join(refused)
+        return replace(grammar, latency_ms=took(), notes=(*grammar.notes, refusal))
