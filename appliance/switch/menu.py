@@ -13,6 +13,7 @@ from typing import Literal
 
 from appliance.desktop import roles
 from appliance.desktop.model import Node, Snapshot
+from appliance.intents.levels import stepped_value
 from appliance.intents.model import (
     Activate,
     Cancel,
@@ -177,14 +178,11 @@ def _choice_item(node: Node, snapshot: Snapshot) -> MenuItem:
 
 
 def _number_menu(node: Node) -> Menu:
-    """Higher and lower by a tenth of the range, kept inside it."""
-    lo = node.minimum if node.minimum is not None else 0.0
-    hi = node.maximum if node.maximum is not None else 100.0
-    step = (hi - lo) / 10 or 1.0
-    now = float(node.value) if isinstance(node.value, int | float) else lo
+    """Higher and lower by the step a spoken "a bit louder" takes, kept inside the range."""
     items = []
-    for label, value in (("Higher", min(hi, now + step)), ("Lower", max(lo, now - step))):
-        if value != now:
+    for label, up in (("Higher", True), ("Lower", False)):
+        value = stepped_value(node, up)
+        if value is not None and value != node.value:
             words = f"set {node.name} to {_number(value)}"
             items.append(
                 MenuItem(
