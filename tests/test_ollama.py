@@ -14,7 +14,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -290,7 +290,7 @@ class _Grammar:
     def __init__(self, plan: Plan) -> None:
         self.answer = plan
 
-    def plan(self, text: str, snapshot: Snapshot) -> Plan:
+    def plan(self, text: str, snapshot: Snapshot, history: Sequence[str] = ()) -> Plan:
         return self.answer
 
 

@@ -342,7 +342,7 @@ def test_typing_the_whole_request_types_the_words_after_its_verb(messages: Snaps
     assert fit_to_request(meant, "write running late", messages) == meant
 
 
-def test_history_reaches_the_grammar_and_old_stand_ins_still_plan(messages: Snapshot) -> None:
+def test_history_reaches_the_grammar(messages: Snapshot) -> None:
     """The real grammar answers "do that again" from the history, without the model."""
     grammar = pytest.importorskip("appliance.intents.grammar").GrammarPlanner()
     model = Scripted()
@@ -350,9 +350,3 @@ def test_history_reaches_the_grammar_and_old_stand_ins_still_plan(messages: Snap
     assert plan.planner == "grammar" and plan.intent == Activate(
         target="Send", words="do that again")
     assert model.seen == []
-
-    class NoHistory:
-        def plan(self, text: str, snapshot: Snapshot) -> Plan:
-            return Plan(intent=Read(what="screen"), planner="grammar")
-
-    assert Router(NoHistory(), None).plan("x", messages, ["y"]).intent == Read(what="screen")

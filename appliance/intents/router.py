@@ -12,13 +12,12 @@ so an answer to a clarify question has its context); the grammar gets it too ("d
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Sequence
 from dataclasses import replace
 
 from appliance.desktop.model import Snapshot
-from appliance.intents.llm_backend import NOT_ANSWERING, LanguageModelError, LanguageModelPlanner
+from appliance.intents.llm_backend import NOT_ANSWERING, LanguageModelError
 from appliance.intents.llm_grounding import ungrounded
 from appliance.intents.planner import Plan, Planner
 
@@ -29,13 +28,6 @@ RETRY_NOTE = (
 """Shown to the model, as a history line, when its first answer failed the grounding check."""
 
 
-def _takes_history(planner: Planner) -> bool:
-    try:
-        return "history" in inspect.signature(planner.plan).parameters
-    except (TypeError, ValueError):
-        return False
-
-
 class Router:
     """Picks the plan for one request; `last_failure` holds the technical reason for the journal."""
 
@@ -44,16 +36,9 @@ class Router:
         self.llm = llm
         self.weak_below = weak_below
         self.last_failure: str | None = None
-        # Stand-ins written before planners took history still plan, without it.
-        self._grammar_takes_history = _takes_history(grammar)
 
     def needs_llm(self, plan: Plan) -> bool:
         return plan.intent is None or plan.intent.confidence < self.weak_below
-
-    def _ask_llm(self, llm: Planner, text: str, snapshot: Snapshot, history: Sequence[str]) -> Plan:
-        if isinstance(llm, LanguageModelPlanner):
-            return llm.plan(text, snapshot, history)
-        return llm.plan(text, snapshot)
 
     def plan(self, text: str, snapshot: Snapshot, history: Sequence[str] = ()) -> Plan:
         started = time.perf_counter()
@@ -62,17 +47,14 @@ class Router:
         def took() -> float:
             return (time.perf_counter() - started) * 1000
 
-        if self._grammar_takes_history:
-            grammar = self.grammar.plan(text, snapshot, history)
-        else:
-            grammar = self.grammar.plan(text, snapshot)
+        grammar = self.grammar.plan(text, snapshot, history)
         if self.llm is None or not text.strip() or not self.needs_llm(grammar):
             return replace(grammar, latency_ms=took())
         refused: list[str] = []
         refusal = ""
         for asking in (tuple(history), (*history, RETRY_NOTE)):
             try:
-                proposal = self._ask_llm(self.llm, text, snapshot, asking)
+                proposal = self.llm.plan(text, snapshot, asking)
             except LanguageModelError as exc:
                 self.last_failure = "; ".join((*refused, exc.detail))
                 return replace(grammar, latency_ms=took(), notes=(*grammar.notes, exc.notice))
