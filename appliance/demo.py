@@ -96,4 +96,47 @@ def run_spoken_demo(store: str | None = None, keep: Path | None = None) -> None:
     journal.count_ignored_speech(sink.device, stats.ignored)
     if keep is not None:
         typer.echo(f"Spoken replies: {replies}\n")
+    run_switch_demo(journal, scene)
     _audit(journal, workdir, keep)
+
+
+def run_switch_demo(journal: Journal, scene: Path, target: str = "Send") -> None:
+    """One switch, auto-scan: wait for `target` to be offered, press, press again for yes.
+
+    Presses come from the script and time from a virtual clock, as in the tests; on a kiosk
+    they come from evdev and the monotonic clock (`appliance run`)."""
+    from appliance.cli import build_planner, opened_desktop
+    from appliance.switch.controller import SwitchController
+    from appliance.switch.model import Press
+
+    journal.change_setting("scan_mode", "auto", by="demo")
+    typer.echo("A switch user, one switch, auto-scan (a scripted press; the clock is virtual):\n")
+    clock = [0.0]
+    controller = SwitchController(
+        journal,
+        lambda: opened_desktop(f"sim:{scene}"),
+        build_planner(journal.settings()),
+        speak=lambda text: typer.echo(f"  appliance: {text}"),
+        show=lambda _state: None,
+    )
+
+    def press() -> None:
+        typer.echo("  (press)")
+        controller.handle(Press(1, "tap", clock[0], 0.1))
+
+    def offered() -> tuple[str, ...]:
+        offer = controller.scanner.current
+        return (offer.item.label, *offer.item.node_ids) if offer else ()
+
+    ids = {n.id for n in SimDesktop.from_file(scene).snapshot().nodes if n.name == target}
+    press()  # start scanning
+    while controller.scanner.active and offered()[:1] != (target,):
+        if ids & set(offered()[1:]) and offered()[0] != target:
+            press()  # the group that holds the target: go in
+            continue
+        clock[0] += 0.1
+        controller.tick(clock[0])
+    press()  # select it: Send asks for a yes
+    press()  # yes
+    journal.change_setting("scan_mode", "off", by="demo")
+    typer.echo("")

@@ -56,6 +56,10 @@ def test_spoken_demo_runs_offline_and_prints_the_timeline(tmp_path: Path) -> Non
     assert "Typed hello grandma into Message." in r.out
     assert "[undone]" in r.out and "Hash chain: intact." in r.out
     assert (tmp_path / "replies.wav").stat().st_size > 44
+    # The switch part: scanning reached Send, a press chose it, a press said yes.
+    switch = r.out[r.out.index("A switch user"):]
+    assert "appliance: Send needs a yes." in switch and "appliance: Pressed Send." in switch
+    assert "switch 1 tap: scan_select: Send" in r.out and "switch 1 tap: yes" in r.out
 
 
 @pytest.mark.parametrize(
