@@ -84,7 +84,8 @@ class KioskSink(TalkingSink):
     def spoke(self, turn_id: str, text: str, timings: dict[str, float]) -> None:
         with self.lock:
             super().spoke(turn_id, text, timings)
-        self.feed.mode(self._after())
+        if turn_id:  # a turn's reply is out; words the switch had spoken (no turn) leave the
+            self.feed.mode(self._after())  # panel to the switch side, e.g. still scanning
 
     def _after(self) -> Mode:
         return "confirming" if self._asks else "idle"

@@ -118,6 +118,7 @@ def test_what_the_switch_says_is_spoken_by_the_voice_pipeline(
     assert reports == []  # nothing was said to the appliance
     offers = [s for s in panel.states if s.mode == "scanning"]
     assert offers and offers[0].offer  # the press started scanning and offered an item
+    assert panel.states[-1].mode == "scanning"  # speaking the offer did not end the scan's view
     # The offer was spoken through Piper in the pipeline, as a reply of its own.
     assert speaker.replies and speaker.replies[0] > PIPELINE_RATE // 10
     assert journal.device("switch").presses == 1
