@@ -35,7 +35,9 @@ SWITCH_DEVICE = "switch"
 
 @dataclass
 class PanelFeed:
-    """Keeps the last transcript and reply so each state sent to the panel is a whole picture."""
+    """Keeps the last transcript and reply so each state sent to the panel is a whole picture.
+
+    The voice and switch threads both show states: one at a time, so lines never interleave."""
 
     panel: Panel
     transcript: str = ""
@@ -45,14 +47,14 @@ class PanelFeed:
     def show(self, state: PanelState) -> None:
         with self.lock:
             self.transcript, self.reply = state.transcript, state.reply
-        self.panel.show(state)
+            self.panel.show(state)  # never blocks (PanelLink writes without waiting)
 
     def mode(self, mode: Mode, transcript: str | None = None, reply: str | None = None) -> None:
         with self.lock:
             self.transcript = self.transcript if transcript is None else transcript
             self.reply = self.reply if reply is None else reply
             state = PanelState(mode=mode, transcript=self.transcript, reply=self.reply)
-        self.panel.show(state)
+            self.panel.show(state)
 
 
 class KioskSink(TalkingSink):
