@@ -124,14 +124,10 @@ def run_switch_demo(journal: Journal, scene: Path, target: str = "Send") -> None
         typer.echo("  (press)")
         controller.handle(Press(1, "tap", clock[0], 0.1))
 
-    def offered() -> tuple[str, ...]:
-        offer = controller.scanner.current
-        return (offer.item.label, *offer.item.node_ids) if offer else ()
-
     ids = {n.id for n in SimDesktop.from_file(scene).snapshot().nodes if n.name == target}
     press()  # start scanning
-    while controller.scanner.active and offered()[:1] != (target,):
-        if ids & set(offered()[1:]) and offered()[0] != target:
+    while (offer := controller.scanner.current) is not None and offer.item.label != target:
+        if ids & set(offer.item.node_ids):
             press()  # the group that holds the target: go in
             continue
         clock[0] += 0.1

@@ -118,7 +118,6 @@ class Session:
         self.device = device
         self._recent: list[Turn] = []
         self._settings = Settings()
-        self._heard_clearly = True
 
     # -- start-up ----------------------------------------------------------------------
 
@@ -150,13 +149,13 @@ class Session:
         heard_clearly: bool = True,
     ) -> TurnReport:
         """`heard_clearly` False: the recogniser may have misheard, so acting needs a yes."""
-        self._heard_clearly = heard_clearly
-        return self._utterance(text, None, trigger, (engine, confidence, timings or {}))
+        return self._utterance(
+            text, None, trigger, (engine, confidence, timings or {}), heard_clearly
+        )
 
     def choose(self, intent: Intent, words: str, trigger: str = "switch") -> TurnReport:
         """Run an intent picked without words (a switch press, a scan selection) the way `say`
         runs a planned one: an open question takes it as its answer, else it is a new turn."""
-        self._heard_clearly = True
         return self._utterance(words, intent, trigger, (trigger, None, {}))
 
     def _utterance(
@@ -165,6 +164,7 @@ class Session:
         chosen: Intent | None,
         trigger: str,
         heard: tuple[str, float | None, dict[str, float]],
+        heard_clearly: bool = True,
     ) -> TurnReport:
         # Read the journal once per utterance: its tail and the settings.
         self._recent = self.journal.recent_turns()
@@ -195,7 +195,7 @@ class Session:
                 pending.decline(by="new command")
                 pending.end(Outcome.cancelled)
                 self.journal.record(pending)
-            report = self._new_turn(text, trigger, plan, snapshot, heard)
+            report = self._new_turn(text, trigger, plan, snapshot, heard, heard_clearly)
         report.notices = notices + report.notices
         return report
 
@@ -255,9 +255,10 @@ class Session:
         plan: Plan,
         snapshot: Snapshot,
         heard: tuple[str, float | None, dict[str, float]],
+        heard_clearly: bool,
     ) -> TurnReport:
         verdict = validate(
-            plan.intent, snapshot, self._settings, self._recent_unconfirmed(), self._heard_clearly
+            plan.intent, snapshot, self._settings, self._recent_unconfirmed(), heard_clearly
         )
         turn = Turn(trigger=trigger, device=self.device)
         secret = verdict.secret

@@ -17,6 +17,7 @@ import jellyfish
 from rapidfuzz import fuzz, process
 
 from appliance.desktop.model import Node, Snapshot
+from appliance.desktop.roles import SELECTABLE_ROLES
 from appliance.intents.numbers import digits_in
 
 MIN_SCORE = 0.3
@@ -34,7 +35,7 @@ BUTTON_ROLES = frozenset({"push button", "toggle button", "radio button", "butto
 TEXT_ROLES = frozenset(
     {"text", "password text", "entry", "terminal", "spin button", "document text"}
 )
-ITEM_ROLES = frozenset({"list item", "menu item", "tree item", "table cell", "page tab"})
+ITEM_ROLES = SELECTABLE_ROLES
 
 ROLE_WORDS: dict[str, frozenset[str]] = {
     "check box": frozenset({"check box", "check menu item"}),

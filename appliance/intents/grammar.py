@@ -36,6 +36,7 @@ from hassil import (
 from hassil.intents import SlotList
 from hassil.models import MatchEntity
 
+from appliance.desktop import roles
 from appliance.desktop.model import Node, Snapshot
 from appliance.desktop.resolve import (
     ITEM_ROLES,
@@ -49,6 +50,7 @@ from appliance.desktop.resolve import (
     name_key,
     spoken_forms,
 )
+from appliance.desktop.roles import TOGGLE_ROLES
 from appliance.intents.button_verbs import PRESSABLE_ROLES, button_for
 from appliance.intents.keys import MODIFIERS, key_names
 from appliance.intents.levels import extreme_value, stepped_value
@@ -75,10 +77,7 @@ from appliance.intents.model import (
 from appliance.intents.numbers import parse_number, spoken_digits
 from appliance.intents.planner import Plan
 
-TOGGLE_ROLES = frozenset(
-    {"check box", "toggle button", "radio button", "check menu item", "switch"}
-)
-NUMBER_ROLES = frozenset({"slider", "spin button", "scroll bar", "dial"})
+NUMBER_ROLES = roles.NUMBER_ROLES | {"dial"}
 CHOICE_ROLES = frozenset({"combo box", "list box", "list"})
 SEARCH_WORDS = frozenset({"search", "find", "filter"})
 VALUE_ROLES = NUMBER_ROLES | CHOICE_ROLES | TOGGLE_ROLES

@@ -14,8 +14,9 @@ from typing import Literal
 
 from appliance.settings import Settings
 from appliance.voice.sink import Reply, TurnSink, Utterance
+from appliance.voice.wake import WINDOW_S
 
-TAP_WINDOW_S = 8.0  # as long as the wake phrase's window: time to take a breath and speak
+TAP_WINDOW_S = WINDOW_S  # as long as the wake phrase's window
 # Speech the VAD dates a little before the press still counts: people start talking as they
 # press, and the VAD's start is an estimate.
 LEAD_S = 0.5

@@ -26,7 +26,7 @@ from appliance.voice.sink import Reply, TurnSink, Utterance
 from appliance.voice.sources import AudioSource, MicSource, ResilientSource, WavSource
 from appliance.voice.speakers import WavRecorder, open_speaker
 from appliance.voice.vad import VadSettings
-from appliance.voice.wake import WakeGate
+from appliance.voice.wake import WINDOW_S, WakeGate
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def engines(engine: str | None = None, progress: bool = True) -> Engines:
 @dataclass
 class VoiceOptions:
     wake_phrase: str = "hey juniper"
-    window_s: float = 8.0
+    window_s: float = WINDOW_S
     vad: VadSettings = field(default_factory=VadSettings)
     mute_while_speaking: bool = True
     # Constrain Vosk to the screen's words and the grammar's (dictation then needs the full

@@ -25,6 +25,10 @@ class WakeDecision:
     via: Literal["wake", "window", "switch", "none"] = "none"
 
 
+WINDOW_S = 8.0
+"""How long after the wake phrase (or a question) speech is taken without it: time to breathe."""
+
+
 class WakeGate:
     """Accepts speech that starts with the wake phrase, falls in an open window, or is claimed by
     the push-to-talk switch (`talking`).
@@ -34,7 +38,7 @@ class WakeGate:
     """
 
     def __init__(
-        self, phrase: str = "hey juniper", window_s: float = 8.0, threshold: float = 72.0
+        self, phrase: str = "hey juniper", window_s: float = WINDOW_S, threshold: float = 72.0
     ) -> None:
         self.phrase_words = words(phrase)
         if not self.phrase_words:
