@@ -25,3 +25,8 @@ SELECTABLE_ROLES = frozenset({"list item", "page tab", "menu item", "table cell"
 
 ITEM_ROLES = SELECTABLE_ROLES | {"radio button", "combo box item"}
 """What `select` may target: selectable items, and radio buttons and combo box items."""
+
+PRESSABLE_ROLES = frozenset(
+    {"push button", "toggle button", "radio button", "button", "link", "menu item"}
+)
+"""Pressed by name: what `activate` targets."""

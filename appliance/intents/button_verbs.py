@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 
 from appliance.desktop.model import Node, Snapshot
-from appliance.desktop.resolve import BUTTON_ROLES
+from appliance.desktop.roles import PRESSABLE_ROLES
 
-PRESSABLE_ROLES = BUTTON_ROLES | {"link", "menu item", "toggle button"}
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 
 # Everyday ways of saying a button's verb. Whole-utterance rewrites, tried in order.

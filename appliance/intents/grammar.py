@@ -50,8 +50,8 @@ from appliance.desktop.resolve import (
     name_key,
     spoken_forms,
 )
-from appliance.desktop.roles import TOGGLE_ROLES
-from appliance.intents.button_verbs import PRESSABLE_ROLES, button_for
+from appliance.desktop.roles import PRESSABLE_ROLES, TOGGLE_ROLES
+from appliance.intents.button_verbs import button_for
 from appliance.intents.keys import MODIFIERS, key_names
 from appliance.intents.levels import extreme_value, stepped_value
 from appliance.intents.model import (

@@ -25,7 +25,6 @@ from appliance.intents.model import (
 )
 from appliance.panel.state import Bounds
 
-BUTTON_ROLES = frozenset({"push button", "button", "link", "menu item"})
 # The validator's families, offered the way a person would use them: a radio button is chosen,
 # not unticked; a menu item is pressed; a paragraph is read, not typed into.
 TOGGLE_ROLES = roles.TOGGLE_ROLES - {"radio button"}
@@ -33,7 +32,9 @@ ITEM_ROLES = roles.ITEM_ROLES - {"menu item"}
 NUMBER_ROLES = roles.NUMBER_ROLES
 TEXT_ROLES = roles.TEXT_ROLES - {"paragraph"}
 CHOICE_ROLES = roles.CHOICE_ROLES
-ACTIONABLE = BUTTON_ROLES | TOGGLE_ROLES | ITEM_ROLES | NUMBER_ROLES | TEXT_ROLES | CHOICE_ROLES
+ACTIONABLE = (
+    roles.PRESSABLE_ROLES | TOGGLE_ROLES | ITEM_ROLES | NUMBER_ROLES | TEXT_ROLES | CHOICE_ROLES
+)
 
 Command = Literal["talk", "stop", "back"]
 
