@@ -1,4 +1,4 @@
-"""The `appliance` command (DESIGN.md, "The command-line contract").
+"""The `appliance` command (docs/architecture.md, "The command-line contract").
 
 Every error a user can cause ends as one line on stderr and a non-zero exit, never a traceback.
 """

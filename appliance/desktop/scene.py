@@ -1,4 +1,4 @@
-"""The sim desktop's scene file (DESIGN.md, "The sim desktop scene"): load, validate, save."""
+"""The sim desktop scene file (docs/architecture.md, "The sim desktop scene"): load, save."""
 
 from __future__ import annotations
 

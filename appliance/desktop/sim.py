@@ -25,7 +25,7 @@ def app_key(name: str) -> str:
 
 
 class SimDesktop:
-    """Implements the scene semantics of DESIGN.md; `save()` writes the scene back."""
+    """Implements the scene semantics of docs/architecture.md; `save()` writes the scene back."""
 
     def __init__(self, scene: Scene, path: Path | None = None) -> None:
         self.scene = scene

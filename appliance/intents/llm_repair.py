@@ -1,7 +1,7 @@
 """Fits a model's intent to the roles on screen: the model names the right thing, the wrong verb.
 
 Small models often say `select` for a button or `activate` for an application that is not open.
-The intent kinds are defined by role (DESIGN.md), so the kind follows from what the target is.
+The intent kinds are defined by role (docs/architecture.md): the kind follows from the target.
 Only the kind changes, never the target or the text, and the validator still checks the result.
 `fit_to_request` then cuts the proposal down to what the words asked for (one step, or a read).
 """

@@ -46,7 +46,7 @@ US_LAYOUT: dict[str, tuple[str, bool]] = {
     **{c: (k, True) for c, k in zip(_SHIFTED, _SHIFTED_KEYS, strict=True)},
 }
 
-# Key names as DESIGN.md writes them (X keysym names), with their evdev key and X keysym.
+# Key names as docs/architecture.md writes them (X keysyms), with their evdev key and keysym.
 NAMED_KEYS: dict[str, tuple[str, int]] = {
     "return": ("KEY_ENTER", 0xFF0D), "enter": ("KEY_ENTER", 0xFF0D),
     "tab": ("KEY_TAB", 0xFF09), "escape": ("KEY_ESC", 0xFF1B), "esc": ("KEY_ESC", 0xFF1B),
