@@ -151,20 +151,24 @@ def test_disabled_missing_and_destructive(tmp_path: Path) -> None:
     assert msgs.element("Send").get("activations", 0) == 0
 
 
+# Eight digits: a short PIN also turns up by chance in the store's ids and timestamps.
+SECRET_PIN = "97531864"
+
+
 def test_secrets_never_reach_the_store_or_the_audit(kiosk: Kiosk) -> None:
-    typed = kiosk.say("type 4321 into pin")
+    typed = kiosk.say(f"type {SECRET_PIN} into pin")
     assert typed["decision"] == "executed"
-    assert "4321" not in json.dumps(typed), "not shown in the turn's output either"
+    assert SECRET_PIN not in json.dumps(typed), "not shown in the turn's output either"
     assert typed["spoken"] == "Typed into PIN."
     kiosk.say("what does pin say")
     kiosk.say("undo")
     store = Path(kiosk.store)
     for path in [store, *store.parent.glob(store.name + "-*")]:
-        assert b"4321" not in path.read_bytes(), path
+        assert SECRET_PIN.encode() not in path.read_bytes(), path
     audit = run("audit", "--json", "--store", kiosk.store)
-    assert audit.code == 0 and "4321" not in audit.out
-    plan = run("plan", "type 4321 into pin", "--desktop", f"sim:{kiosk.scene}", "--json")
-    assert "4321" not in plan.out
+    assert audit.code == 0 and SECRET_PIN not in audit.out
+    plan = run("plan", f"type {SECRET_PIN} into pin", "--desktop", f"sim:{kiosk.scene}", "--json")
+    assert SECRET_PIN not in plan.out
 
 
 def test_plan_performs_nothing(kiosk: Kiosk) -> None:
