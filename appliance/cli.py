@@ -22,6 +22,7 @@ from appliance.desktop.scene import SceneError
 from appliance.desktop.sim import SimDesktop
 from appliance.journal.application import Journal
 from appliance.journal.store import StoreError
+from appliance.journal.verification import HeadError
 from appliance.settings import Settings, SettingsError, parse_value
 
 app = typer.Typer(
@@ -45,6 +46,7 @@ USER_ERRORS: tuple[type[Exception], ...] = (
     SettingsError,
     DesktopError,
     SinceError,
+    HeadError,
     FileNotFoundError,
 )
 
@@ -223,7 +225,10 @@ def audit(
         return
     from appliance.audit.timeline import parse_since, render_table, timeline
 
-    rows = timeline(Journal(store), since=parse_since(since), turn=turn)
+    journal = Journal(store, create=False)
+    rows = timeline(journal, since=parse_since(since), turn=turn)
+    for notice in journal.take_notices():
+        typer.echo(notice, err=True)
     if as_json:
         _print_json(rows)
     else:
@@ -231,16 +236,58 @@ def audit(
 
 
 @audit_app.command("verify")
-def audit_verify(ctx: typer.Context, store: StoreOpt = None) -> None:
-    """Check the hash chain; exit non-zero and name the event if anything was changed."""
-    journal = Journal(store or ctx.obj)
-    breaks = journal.verify()
+def audit_verify(
+    ctx: typer.Context,
+    store: StoreOpt = None,
+    expect: Annotated[
+        str | None,
+        typer.Option("--expect", help="a head printed by an earlier verify, e.g. 42:1a2b3c4d"),
+    ] = None,
+    witness: Annotated[
+        Path | None,
+        typer.Option(
+            "--witness", help="a file (kept off the journal's disk) holding the last verified head"
+        ),
+    ] = None,
+) -> None:
+    """Check the HMAC chain and the snapshots; exit non-zero and name the damage if any."""
+    from appliance.journal.verification import parse_head
+
+    expected = parse_head(expect) if expect else None
+    if witness is not None and expected is None and witness.exists():
+        expected = parse_head(_read_witness(witness))
+    journal = Journal(store or ctx.obj, create=False)
+    breaks = journal.verify(expected)
+    head = journal.head()
     if breaks:
         for b in breaks[1:]:
             typer.echo(f"also: {b}", err=True)
-        raise CliError(f"journal tampered: {breaks[0]}")
-    count = journal.recorder.max_notification_id() or 0
-    typer.echo(f"journal intact: {count} events, hash chain verified")
+        first = str(breaks[0])
+        whole = first.startswith(("cannot verify", "the journal cannot be read"))
+        raise CliError(first if whole else f"journal tampered: {first}")
+    if witness is not None:
+        _write_witness(witness, str(head))
+    typer.echo(
+        f"journal intact: {head.count} events, hash chain verified; "
+        f"head {head} (last event #{head.notification_id})"
+    )
+
+
+def _read_witness(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as e:
+        raise CliError(f"cannot read the witness {path}: {e}") from None
+
+
+def _write_witness(path: Path, head: str) -> None:
+    """Replaced whole (a temporary file renamed), so a crash never leaves half a head."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    try:
+        temporary.write_text(head + "\n", encoding="utf-8")
+        temporary.replace(path)
+    except OSError as e:
+        raise CliError(f"cannot write the witness {path}: {e.strerror}") from None
 
 
 @app.command()
@@ -263,7 +310,7 @@ def replay(
     from appliance.audit.replay import replay_journal
     from appliance.audit.timeline import parse_since
 
-    report = replay_journal(Journal(store), since=parse_since(since))
+    report = replay_journal(Journal(store, create=False), since=parse_since(since))
     if as_json:
         _print_json(report)
     else:
@@ -280,7 +327,10 @@ def replay(
 @settings_app.command("show")
 def settings_show(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Show the current caregiver settings."""
-    current = Journal(store).settings()
+    journal = Journal(store, create=False)
+    current = journal.settings()
+    for notice in journal.take_notices():
+        typer.echo(notice, err=True)
     if as_json:
         _print_json(current.model_dump(mode="json"))
     else:

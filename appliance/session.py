@@ -169,7 +169,8 @@ class Session:
         # Read the journal once per utterance: its tail and the settings.
         self._recent = self.journal.recent_turns()
         self._settings = self.journal.settings()
-        notices = self.recover(self._recent)
+        notices = self.journal.take_notices()  # damage found in the journal, said, not raised
+        notices += self.recover(self._recent)
         snapshot = self.desktop.snapshot()
         notices.extend(self.desktop.problems())
         pending = self.journal.pending_turn(self._recent)

@@ -136,3 +136,21 @@ def fresh_pg_url(pg_url: str) -> Iterator[str]:
 # =============================================================================================
 # (end of the PostgreSQL section)
 # =============================================================================================
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _device_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """One journal device key for the session's tests and the `appliance` processes they
+    start, never the user's own (~/.config/appliance/journal.key)."""
+    previous = os.environ.get("APPLIANCE_KEY_FILE")
+    os.environ["APPLIANCE_KEY_FILE"] = str(tmp_path_factory.mktemp("key") / "journal.key")
+    yield
+    if previous is None:
+        os.environ.pop("APPLIANCE_KEY_FILE", None)
+    else:
+        os.environ["APPLIANCE_KEY_FILE"] = previous
+
+
+# =============================================================================================
+# (end of the device key section)
+# =============================================================================================

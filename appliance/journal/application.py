@@ -7,11 +7,21 @@ from typing import Any, cast
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import Notification
+from eventsourcing.domain import Snapshot
+from eventsourcing.persistence import Notification, StoredEvent
 
 from appliance.journal.aggregates import SETTINGS_ID, Device, DeviceSettings
-from appliance.journal.chain import Break, ChainedPostgresRecorder, ChainedSQLiteRecorder, verify
+from appliance.journal.chain import ChainedPostgresRecorder, ChainedSQLiteRecorder, RawEvent
+from appliance.journal.key import key_path, load_key
+from appliance.journal.settings_log import SettingsLog
 from appliance.journal.store import StoreError, store_env
+from appliance.journal.verification import (
+    Break,
+    Head,
+    check_chain,
+    check_expected_head,
+    describe,
+)
 from appliance.settings import Settings
 from appliance.turn import Turn
 
@@ -25,14 +35,41 @@ class Journal(Application[UUID]):
     name = "appliance"
     snapshotting_intervals = {DeviceSettings: 20, Device: 50}  # noqa: RUF012 (eventsourcing API)
 
-    def __init__(self, store: str | None = None) -> None:
-        env = store_env(store)
+    def __init__(self, store: str | None = None, create: bool = True) -> None:
+        """`create` False for readers (audit, verify, settings show, replay): a missing journal
+        is an error, nothing is created or written, and read-only media can be read."""
+        env = store_env(store, create)
         self._tail: dict[UUID, Turn] = {}
         self._tail_upto = 0
+        self._notices: list[str] = []
+        self._told: set[str] = set()
+        self.key = load_key(create)
         try:
             super().__init__(env=env)
+            self.chained.key = self.key
+            if not create and not self.chained.has_table(self.chained.events_table_name):
+                raise StoreError(f"no journal in {store}")
+        except StoreError:
+            raise
         except Exception as e:  # the store itself is unreachable or unusable
             raise StoreError(f"cannot open the journal store: {_first_line(e)}") from None
+
+    @property
+    def chained(self) -> ChainedSQLiteRecorder | ChainedPostgresRecorder:
+        recorder = self.recorder
+        assert isinstance(recorder, ChainedSQLiteRecorder | ChainedPostgresRecorder)
+        return recorder
+
+    def notice(self, text: str) -> None:
+        """Damage found while serving: said once per process, never raised."""
+        if text not in self._told:
+            self._told.add(text)
+            self._notices.append(text)
+
+    def take_notices(self) -> list[str]:
+        """What the person should hear about the journal's state since the last call."""
+        taken, self._notices = self._notices, []
+        return taken
 
     # -- writing -----------------------------------------------------------------------
 
@@ -42,21 +79,33 @@ class Journal(Application[UUID]):
         except Exception as e:
             raise StoreError(f"cannot write to the journal: {_first_line(e)}") from None
 
+    def take_snapshot(self, *args: Any, **kwargs: Any) -> None:
+        """A snapshot is only a shortcut: failing to take one must not fail the save, whose
+        events are already stored (a damaged older snapshot would otherwise brick writes)."""
+        try:
+            super().take_snapshot(*args, **kwargs)
+        except Exception as e:
+            self.notice(f"A journal snapshot could not be taken ({_first_line(e)}).")
+
     # -- settings ----------------------------------------------------------------------
 
-    def _settings_aggregate(self) -> DeviceSettings:
-        try:
-            return cast(DeviceSettings, self.repository.get(SETTINGS_ID))
-        except AggregateNotFoundError:
-            return DeviceSettings()
+    def _settings_log(self) -> SettingsLog:
+        """The settings folded from their chained events only, never from a snapshot."""
+        rows = self.chained.raw_events(SETTINGS_ID)
+        digests = self.chained.chain_digests([r[0] for r in rows]) if self.key else {}
+        log = SettingsLog.fold(rows, digests, self.key, self.mapper)
+        if log.damage:
+            self.notice(log.notice())
+        return log
 
     def settings(self) -> Settings:
-        return Settings.model_validate(self._settings_aggregate().values)
+        return self._settings_log().settings
 
     def change_setting(self, key: str, value: Any, by: str) -> tuple[Any, Any]:
         """Record a change; returns (old, new). The value must already be validated."""
-        aggregate = self._settings_aggregate()
-        old = getattr(self.settings(), key)
+        log = self._settings_log()
+        aggregate = log.aggregate
+        old = getattr(log.settings, key)
         new = list(value) if isinstance(value, tuple) else value
         old = list(old) if isinstance(old, tuple) else old
         aggregate.change(key=key, old=old, new=new, by=by)
@@ -66,10 +115,17 @@ class Journal(Application[UUID]):
     # -- devices -----------------------------------------------------------------------
 
     def device(self, name: str) -> Device:
+        device_id = Device.create_id(name)
         try:
-            return cast(Device, self.repository.get(Device.create_id(name)))
+            return cast(Device, self.repository.get(device_id))
         except AggregateNotFoundError:
             return Device(name)
+        except Exception as e:  # a damaged snapshot or event: fold what can be read
+            self.notice(f"The journal's record of the {name} is damaged ({_first_line(e)}).")
+            folded: Any = None
+            for _nid, event in self._decoded(self.chained.raw_events(device_id)):
+                folded = event.mutate(folded)
+            return cast(Device, folded) if folded is not None else Device(name)
 
     def device_fault(self, name: str, message: str) -> None:
         device = self.device(name)
@@ -102,33 +158,82 @@ class Journal(Application[UUID]):
         return None
 
     def notifications(self, start: int = 1) -> Iterator[Notification]:
+        """Stored events oldest first; a row that cannot be read is skipped with a notice."""
         while True:
-            page = self.recorder.select_notifications(start=start, limit=PAGE)
-            yield from page
+            try:
+                page = self.chained.query(
+                    "SELECT rowid, originator_id, originator_version, topic, state "
+                    f"FROM {self.chained.events_table_name} WHERE rowid>=? ORDER BY rowid LIMIT ?",
+                    (start, PAGE),
+                )
+            except Exception as e:  # the file is damaged past reading (a malformed page)
+                raise StoreError(f"the journal cannot be read: {_first_line(e)}") from None
+            for row in page:
+                n = self._notification(cast(RawEvent, row))
+                if n is not None:
+                    yield n
             if len(page) < PAGE:
                 return
-            start = page[-1].id + 1
+            start = page[-1][0] + 1
+
+    def _notification(self, row: RawEvent) -> Notification | None:
+        nid, oid, version, topic, state = row
+        try:
+            if not isinstance(state, bytes | memoryview) or not isinstance(version, int):
+                raise ValueError("a field has the wrong type")
+            return Notification(
+                id=nid,
+                originator_id=oid if isinstance(oid, UUID) else UUID(hex=str(oid)),
+                originator_version=version,
+                topic=str(topic),
+                state=bytes(state),
+            )
+        except ValueError:
+            self._damaged(nid, describe(row))
+            return None
+
+    def _damaged(self, nid: int, what: str) -> None:
+        self.notice(
+            f"Event #{nid} of the journal ({what}) is damaged and was left out; "
+            "a caregiver should run appliance audit verify."
+        )
+
+    def _decoded(self, rows: list[RawEvent]) -> Iterator[tuple[int, Any]]:
+        for row in rows:
+            n = self._notification(row)
+            if n is None:
+                continue
+            try:
+                yield n.id, self.mapper.to_domain_event(n)
+            except Exception:  # a forged or damaged state: never stop the appliance
+                self._damaged(n.id, describe(row))
 
     def domain_events(self, start: int = 1) -> Iterator[tuple[int, Any]]:
         """(notification id, event) oldest first; events are the aggregates' own dataclasses."""
         for n in self.notifications(start):
-            yield n.id, self.mapper.to_domain_event(n)
+            try:
+                event = self.mapper.to_domain_event(n)
+            except Exception:
+                self._damaged(n.id, f"{n.topic.rsplit(':', 1)[-1]} v{n.originator_version}")
+                continue
+            yield n.id, event
 
     def recent_turns(self, window: int = RECENT_EVENTS) -> list[Turn]:
         """Turns with events among the last `window` stored events, newest first.
 
         The tail is kept between calls and only new notifications are read and folded, so a
         long-running appliance pays per new event, not per turn. Events already applied (our
-        own saves, made on these same objects) are skipped by version.
+        own saves, made on these same objects) are skipped by version. A turn that cannot be
+        read is left out with a notice: the appliance keeps serving.
         """
         last = self.recorder.max_notification_id() or 0
-        if not self._tail_upto or last - self._tail_upto > window:
+        if not self._tail_upto or last - self._tail_upto > window or last < self._tail_upto:
             self._tail.clear()
             start = max(1, last - window + 1)
         else:
             start = self._tail_upto + 1
         if last >= start:
-            for n in self.recorder.select_notifications(start=start, limit=last - start + 1):
+            for n in self.notifications(start):
                 if ":Turn." in n.topic:
                     self._fold(n)
         self._tail_upto = last
@@ -139,10 +244,14 @@ class Journal(Application[UUID]):
     def _fold(self, n: Notification) -> None:
         oid = UUID(str(n.originator_id))
         turn = self._tail.pop(oid, None)  # re-inserted last: the dict is oldest-first
-        if turn is None and n.originator_version != 1:
-            turn = self.turn(oid)  # began before the tail; load it whole
-        elif turn is None or n.originator_version > turn.version:
-            turn = self.mapper.to_domain_event(n).mutate(turn)  # type: ignore[attr-defined]
+        try:
+            if turn is None and n.originator_version != 1:
+                turn = self.turn(oid)  # began before the tail; load it whole
+            elif turn is None or n.originator_version > turn.version:
+                turn = self.mapper.to_domain_event(n).mutate(turn)  # type: ignore[attr-defined]
+        except Exception:
+            self._damaged(n.id, f"{n.topic.rsplit(':', 1)[-1]} v{n.originator_version}")
+            return
         self._tail[oid] = cast(Turn, turn)
 
     def pending_turn(self, recent: list[Turn] | None = None) -> Turn | None:
@@ -154,10 +263,88 @@ class Journal(Application[UUID]):
     def in_flight_turns(self, recent: list[Turn] | None = None) -> list[Turn]:
         return [t for t in recent or self.recent_turns() if t.in_flight]
 
-    def verify(self) -> list[Break]:
-        recorder = self.recorder
-        assert isinstance(recorder, ChainedSQLiteRecorder | ChainedPostgresRecorder)
-        return verify(list(self.notifications()), recorder.chain())
+    # -- integrity ---------------------------------------------------------------------
+
+    def head(self) -> Head:
+        """The chain's head (count, last event, last link): cheap, for the panel and the web."""
+        count, nid, link = self.chained.head()
+        return Head(count, nid, link)
+
+    def verify(self, expect: tuple[int, str] | None = None) -> list[Break]:
+        """Every event, chain row and snapshot checked; damage is named, never raised."""
+        try:
+            return self._verify(expect)
+        except Exception as e:  # the file itself is damaged past reading
+            return [Break(0, f"the journal cannot be read: {_first_line(e)}")]
+
+    def _verify(self, expect: tuple[int, str] | None) -> list[Break]:
+        recorder = self.chained
+        chain = recorder.chain()
+        keys = recorder.chain_keys()
+        if self.key is None:
+            if not chain:
+                return []
+            return [Break(0, f"cannot verify: there is no device key at {key_path()}")]
+        events = recorder.raw_events()
+        breaks = check_chain(events, chain, keys, self.key)
+        if expect is not None:
+            missing = check_expected_head(chain, expect)
+            if missing is not None:
+                breaks.insert(0, missing)
+        breaks.extend(self._check_snapshots(events))
+        return breaks
+
+    def _check_snapshots(self, events: list[RawEvent]) -> list[Break]:
+        """Each snapshot must equal the fold of the events it claims to summarise."""
+        if self.snapshots is None:
+            return []
+        table = getattr(self.snapshots.recorder, "events_table_name", "stored_snapshots")
+        by_aggregate: dict[str, list[RawEvent]] = {}
+        for e in events:
+            by_aggregate.setdefault(str(e[1]).replace("-", ""), []).append(e)
+        breaks = []
+        for oid, version, topic, state in self.chained.raw_snapshots(table):
+            what = f"the snapshot of {str(oid).replace('-', '')[:8]} at v{version}"
+            try:
+                expected = self._snapshot_from_events(
+                    by_aggregate.get(str(oid).replace("-", ""), []), version
+                )
+                stored = (
+                    self.mapper.to_domain_event(
+                        StoredEvent(UUID(str(oid)), version, str(topic), bytes(state))
+                    )
+                    if str(topic) == _SNAPSHOT_TOPIC
+                    else None
+                )
+            except Exception as e:
+                breaks.append(Break(0, f"{what} cannot be read ({_first_line(e)})"))
+                continue
+            if expected is None:
+                breaks.append(Break(0, f"{what} summarises events that are not in the journal"))
+            elif stored is None or not _same_snapshot(stored, expected):
+                breaks.append(Break(0, f"{what} does not match its events (forged or edited)"))
+        return breaks
+
+    def _snapshot_from_events(self, rows: list[RawEvent], version: int) -> Snapshot | None:
+        aggregate: Any = None
+        for _nid, event in self._decoded(
+            [r for r in rows if isinstance(r[2], int) and r[2] <= version]
+        ):
+            aggregate = event.mutate(aggregate)
+        if aggregate is None or aggregate.version != version:
+            return None
+        return Snapshot.take(aggregate)
+
+
+_SNAPSHOT_TOPIC = "eventsourcing.domain:Snapshot"
+
+
+def _same_snapshot(stored: Any, expected: Snapshot) -> bool:
+    return bool(
+        stored.originator_version == expected.originator_version
+        and stored.topic == expected.topic
+        and stored.state == expected.state
+    )
 
 
 def _first_line(e: BaseException) -> str:

@@ -1,57 +1,152 @@
-"""A hash chain over the stored events, written in the same transaction as the events.
+"""An HMAC chain over the stored events, written in the same transaction as the events.
 
-Each stored event gets a row in `event_chain`: its notification id, a digest of its content and
-a link hash = sha256(previous link + notification id + digest). Editing, deleting or reordering
-stored events afterwards breaks the chain at that event, which `verify()` names.
+Each stored event gets a row in `event_chain`: its notification id, a keyed digest of its
+content and a link = HMAC(key, previous link + notification id + digest). The key is the device
+key (`key.py`), kept outside the journal, so whoever edits the journal cannot recompute the chain.
+`event_chain_keys` records from which event on which key (by its public id) chained the events:
+a journal taken over by another key is a recorded, reported break, not a silent one. Rows from
+before the first key record were chained unkeyed (sha256), as journals were before device keys.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.persistence import Notification, StoredEvent
+from eventsourcing.persistence import StoredEvent
 from eventsourcing.postgres import PostgresAggregateRecorder, PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
 from psycopg.sql import SQL, Identifier
 
+from appliance.journal.key import key_id
+
 GENESIS = "0" * 64
 CHAIN_TABLE = "event_chain"
+KEYS_TABLE = "event_chain_keys"
+
+RawEvent = tuple[int, Any, Any, Any, Any]
+"""(notification id, originator id, version, topic, state) exactly as stored, unconverted."""
+ChainRow = tuple[int, str, str]
+"""(notification id, digest, link)"""
+KeyRow = tuple[int, str]
+"""(first notification id chained with this key, key id)"""
 
 
-def digest(originator_id: UUID | str, version: int, topic: str, state: bytes) -> str:
-    oid = originator_id.hex if isinstance(originator_id, UUID) else str(originator_id)
-    h = hashlib.sha256()
-    for part in (oid.encode(), str(version).encode(), topic.encode(), state):
-        h.update(len(part).to_bytes(8, "big"))
-        h.update(part)
-    return h.hexdigest()
+def _mac(key: bytes | None) -> Any:
+    return hmac.new(key, digestmod=hashlib.sha256) if key is not None else hashlib.sha256()
 
 
-def link(previous: str, notification_id: int, content_digest: str) -> str:
-    return hashlib.sha256(f"{previous}:{notification_id}:{content_digest}".encode()).hexdigest()
+def oid_text(originator_id: Any) -> str:
+    """The originator id as the digest covers it: SQLite's stored text as is (a flipped byte
+    stays flipped), PostgreSQL's uuid in its hex form."""
+    return originator_id.hex if isinstance(originator_id, UUID) else str(originator_id)
+
+
+def digest(key: bytes | None, originator_id: Any, version: Any, topic: Any, state: Any) -> str:
+    """Keyed digest of one stored event; state that is not bytes is hashed as text, tagged, so
+    it never equals the bytes it was written as."""
+    mac = _mac(key)
+    if isinstance(state, memoryview):
+        state = bytes(state)
+    tagged = state if isinstance(state, bytes) else b"\x00text:" + str(state).encode()
+    for part in (oid_text(originator_id).encode(), str(version).encode(), str(topic).encode()):
+        mac.update(len(part).to_bytes(8, "big"))
+        mac.update(part)
+    mac.update(len(tagged).to_bytes(8, "big"))
+    mac.update(tagged)
+    return str(mac.hexdigest())
+
+
+def link(key: bytes | None, previous: str, notification_id: int, content_digest: str) -> str:
+    mac = _mac(key)
+    mac.update(f"{previous}:{notification_id}:{content_digest}".encode())
+    return str(mac.hexdigest())
 
 
 def _rows(
-    previous: str, ids: Sequence[int], events: Sequence[StoredEvent]
-) -> list[tuple[int, str, str]]:
+    key: bytes, previous: str, ids: Sequence[int], events: Sequence[StoredEvent]
+) -> list[ChainRow]:
     rows = []
     for nid, e in zip(ids, events, strict=True):
-        d = digest(e.originator_id, e.originator_version, e.topic, e.state)
-        previous = link(previous, nid, d)
+        d = digest(key, e.originator_id, e.originator_version, e.topic, e.state)
+        previous = link(key, previous, nid, d)
         rows.append((nid, d, previous))
     return rows
 
 
-class ChainedSQLiteRecorder(SQLiteApplicationRecorder):
+class ChainReads:
+    """What verification and the settings read, as stored (no conversion that could fail)."""
+
+    events_table_name: str
+    keys_table: str
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        raise NotImplementedError
+
+    def has_table(self, name: str) -> bool:
+        raise NotImplementedError
+
+    def raw_events(self, originator_id: UUID | None = None) -> list[RawEvent]:
+        sql = (
+            "SELECT rowid, originator_id, originator_version, topic, state "
+            f"FROM {self.events_table_name}"
+        )
+        if originator_id is None:
+            rows = self.query(sql + " ORDER BY rowid")
+        else:
+            rows = self.query(
+                sql + " WHERE originator_id=? ORDER BY originator_version",
+                (oid_text(originator_id),),
+            )
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+
+    def chain(self) -> list[ChainRow]:
+        rows = self.query(f"SELECT notification_id, digest, hash FROM {CHAIN_TABLE} ORDER BY 1")
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def chain_digests(self, ids: Sequence[int]) -> dict[int, str]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.query(
+            f"SELECT notification_id, digest FROM {CHAIN_TABLE} WHERE notification_id IN ({marks})",
+            list(ids),
+        )
+        return {r[0]: r[1] for r in rows}
+
+    def chain_keys(self) -> list[KeyRow]:
+        if not self.has_table(self.keys_table):
+            return []
+        rows = self.query(f"SELECT since, key_id FROM {KEYS_TABLE} ORDER BY 1")
+        return [(r[0], r[1]) for r in rows]
+
+    def head(self) -> tuple[int, int, str]:
+        """(count, last notification id, last link) of the chain."""
+        count = self.query(f"SELECT count(*) FROM {CHAIN_TABLE}")[0][0]
+        last = self.query(
+            f"SELECT notification_id, hash FROM {CHAIN_TABLE} ORDER BY 1 DESC LIMIT 1"
+        )
+        return (int(count), last[0][0], last[0][1]) if last else (0, 0, GENESIS)
+
+    def raw_snapshots(self, table: str) -> list[tuple[Any, ...]]:
+        if not self.has_table(table):
+            return []
+        return self.query(f"SELECT originator_id, originator_version, topic, state FROM {table}")
+
+
+class ChainedSQLiteRecorder(ChainReads, SQLiteApplicationRecorder):
+    key: bytes | None = None  # set by the Journal before anything is written
+
     def construct_create_table_statements(self) -> list[str]:
         return [
             *super().construct_create_table_statements(),
             f"CREATE TABLE IF NOT EXISTS {CHAIN_TABLE} (notification_id INTEGER PRIMARY KEY, "
             "digest TEXT NOT NULL, hash TEXT NOT NULL)",
+            f"CREATE TABLE IF NOT EXISTS {KEYS_TABLE} (since INTEGER PRIMARY KEY, "
+            "key_id TEXT NOT NULL)",
         ]
 
     def insert_events(
@@ -68,30 +163,64 @@ class ChainedSQLiteRecorder(SQLiteApplicationRecorder):
     def _insert_events(
         self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
-        ids = super()._insert_events(c, stored_events, **kwargs)
-        assert ids is not None
-        c.execute(f"SELECT hash FROM {CHAIN_TABLE} ORDER BY notification_id DESC LIMIT 1")
+        if self.key is None:
+            raise RuntimeError("the journal was opened for reading only")
+        c.execute(f"SELECT notification_id, hash FROM {CHAIN_TABLE} ORDER BY 1 DESC LIMIT 1")
         head = c.fetchone()
-        rows = _rows(head[0] if head else GENESIS, ids, stored_events)
+        c.execute(f"SELECT max(rowid) FROM {self.events_table_name}")
+        last_event = c.fetchone()[0] or 0
+        # SQLite would reuse the ids of deleted last events, which the chain still holds:
+        # number new events after both, so the chain goes on past the (reported) deletion.
+        first = max(last_event, head[0] if head else 0) + 1
+        ids = list(range(first, first + len(stored_events)))
+        c.executemany(
+            f"INSERT INTO {self.events_table_name} "
+            "(rowid, originator_id, originator_version, topic, state) VALUES (?,?,?,?,?)",
+            [
+                (nid, oid_text(e.originator_id), e.originator_version, e.topic, e.state)
+                for nid, e in zip(ids, stored_events, strict=True)
+            ],
+        )
+        c.execute(f"SELECT key_id FROM {KEYS_TABLE} ORDER BY since DESC LIMIT 1")
+        recorded = c.fetchone()
+        if recorded is None or recorded[0] != key_id(self.key):
+            c.execute(f"INSERT INTO {KEYS_TABLE} VALUES (?,?)", (first, key_id(self.key)))
+        rows = _rows(self.key, head[1] if head else GENESIS, ids, stored_events)
         c.executemany(f"INSERT INTO {CHAIN_TABLE} VALUES (?,?,?)", rows)
         return ids
 
-    def chain(self) -> list[tuple[int, str, str]]:
+    keys_table = KEYS_TABLE
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows as stored; names in `sql` are SQLite's (`stored_events`, `rowid`)."""
         with self.datastore.transaction(commit=False) as c:
-            c.execute(f"SELECT notification_id, digest, hash FROM {CHAIN_TABLE} ORDER BY 1")
-            return [(r[0], r[1], r[2]) for r in c.fetchall()]
+            c.execute(sql, params)
+            return [tuple(r) for r in c.fetchall()]
+
+    def has_table(self, name: str) -> bool:
+        found = self.query("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,))
+        return bool(found)
 
 
-class ChainedPostgresRecorder(PostgresApplicationRecorder):
+class ChainedPostgresRecorder(ChainReads, PostgresApplicationRecorder):
+    key: bytes | None = None
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.chain_table = f"{self.events_table_name}_chain"
+        self.keys_table = f"{self.events_table_name}_chain_keys"
         self.table = Identifier(self.datastore.schema, self.chain_table)
+        self.keys = Identifier(self.datastore.schema, self.keys_table)
         self.sql_create_statements.append(
             SQL(
                 "CREATE TABLE IF NOT EXISTS {} (notification_id bigint PRIMARY KEY, "
                 "digest text NOT NULL, hash text NOT NULL)"
             ).format(self.table)
+        )
+        self.sql_create_statements.append(
+            SQL(
+                "CREATE TABLE IF NOT EXISTS {} (since bigint PRIMARY KEY, key_id text NOT NULL)"
+            ).format(self.keys)
         )
 
     def insert_events(
@@ -104,79 +233,54 @@ class ChainedPostgresRecorder(PostgresApplicationRecorder):
         """
         if not stored_events:
             return []
+        if self.key is None:
+            raise RuntimeError("the journal was opened for reading only")
         head_sql = SQL("SELECT hash FROM {} ORDER BY notification_id DESC LIMIT 1")
+        key_sql = SQL("SELECT key_id FROM {} ORDER BY since DESC LIMIT 1")
         with (
             self.datastore.get_connection() as conn,
             conn.pipeline() as pipeline,
             conn.transaction(),
             conn.cursor() as lock,
             conn.cursor() as head,
+            conn.cursor() as recorded_key,
             conn.cursor() as insert,
         ):
             self._lock_table(lock)
             self._notify_channel(lock)
             head.execute(head_sql.format(self.table))
+            recorded_key.execute(key_sql.format(self.keys))
             PostgresAggregateRecorder._insert_stored_events(self, insert, stored_events)
             pipeline.sync()
             ids = [row["notification_id"] for row in insert.fetchall()]
             last = head.fetchone()
-            rows = _rows(last["hash"] if last else GENESIS, ids, stored_events)
+            recorded = recorded_key.fetchone()
+            if recorded is None or recorded["key_id"] != key_id(self.key):
+                insert.execute(
+                    SQL("INSERT INTO {} VALUES (%s,%s)").format(self.keys),
+                    (ids[0], key_id(self.key)),
+                )
+            rows = _rows(self.key, last["hash"] if last else GENESIS, ids, stored_events)
             insert.executemany(SQL("INSERT INTO {} VALUES (%s,%s,%s)").format(self.table), rows)
         return ids
 
-    def chain(self) -> list[tuple[int, str, str]]:
-        query = SQL("SELECT notification_id, digest, hash FROM {} ORDER BY 1").format(self.table)
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows as stored; `sql` is written for SQLite and translated (tables, rowid, ?)."""
+        translated = (
+            sql.replace("?", "%s")
+            .replace("rowid", "notification_id")
+            .replace(KEYS_TABLE, f'"{self.datastore.schema}"."{self.keys_table}"')
+            .replace(CHAIN_TABLE, f'"{self.datastore.schema}"."{self.chain_table}"')
+            .replace("stored_events", self.events_table_name)
+        )
         with self.datastore.get_connection() as conn, conn.cursor() as curs:
-            curs.execute(query)
-            return [(r["notification_id"], r["digest"], r["hash"]) for r in curs.fetchall()]
+            curs.execute(translated, params)
+            return [tuple(r.values()) for r in curs.fetchall()] if curs.description else []
 
-
-@dataclass(frozen=True)
-class Break:
-    """Where the chain is broken, in words a caregiver can act on."""
-
-    notification_id: int
-    problem: str  # "modified", "deleted", "reordered", "unchained"
-    event: str  # e.g. "Turn.Planned v3 of 1a2b3c4d"
-
-    def __str__(self) -> str:
-        return f"event #{self.notification_id} ({self.event}) was {self.problem}"
-
-
-def describe(n: Notification) -> str:
-    name = n.topic.rsplit(":", 1)[-1]
-    oid = n.originator_id.hex if isinstance(n.originator_id, UUID) else str(n.originator_id)
-    return f"{name} v{n.originator_version} of {oid[:8]}"
-
-
-def verify(
-    notifications: Sequence[Notification], chain: Sequence[tuple[int, str, str]]
-) -> list[Break]:
-    """Check every stored event against its chain row; each break is reported once."""
-    by_id = {n.id: n for n in notifications}
-    chained = {nid for nid, _d, _h in chain}
-    digests = {
-        n.id: digest(n.originator_id, n.originator_version, n.topic, n.state) for n in notifications
-    }
-    where_stored = {d: nid for nid, d, _h in chain}
-    breaks: list[Break] = []
-    previous = GENESIS
-    for nid, expected_digest, expected_hash in chain:
-        n = by_id.get(nid)
-        if n is None:
-            breaks.append(Break(nid, "deleted", "no longer stored"))
-        elif link(previous, nid, digests[nid]) != expected_hash:
-            moved_from = where_stored.get(digests[nid])
-            if moved_from is not None and moved_from != nid:
-                breaks.append(
-                    Break(nid, f"reordered (it was stored as #{moved_from})", describe(n))
-                )
-            elif digests[nid] != expected_digest:
-                breaks.append(Break(nid, "modified", describe(n)))
-            else:
-                breaks.append(Break(nid, "modified (its chain link was rewritten)", describe(n)))
-        previous = expected_hash
-    for n in notifications:
-        if n.id not in chained:
-            breaks.append(Break(n.id, "added outside the journal", describe(n)))
-    return sorted(breaks, key=lambda b: b.notification_id)
+    def has_table(self, name: str) -> bool:
+        table = name.split(".")[-1]
+        found = self.query(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema=? AND table_name=?",
+            (self.datastore.schema, table),
+        )
+        return bool(found)

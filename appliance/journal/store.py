@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 
 class StoreError(Exception):
@@ -17,25 +17,47 @@ def default_store_path() -> Path:
     return Path(state) / "appliance" / "journal.sqlite"
 
 
-def store_env(store: str | None) -> dict[str, str]:
-    """eventsourcing environment for a store given as a path, a postgresql:// URL, or None."""
-    if store and "://" in store:
-        return _postgres_env(store)
-    path = Path(store) if store else default_store_path()
+def store_env(store: str | None, create: bool = True) -> dict[str, str]:
+    """eventsourcing environment for a store given as a path, a file: URI, a postgresql:// URL,
+    or None. `create` False (readers): a missing journal is an error and nothing is written."""
+    env = _postgres_env(store) if store and "://" in store else _sqlite_env(store, create)
+    if not create:
+        env["CREATE_TABLE"] = "n"
+    return env
+
+
+def _sqlite_env(store: str | None, create: bool) -> dict[str, str]:
+    uri = store if store and store.startswith("file:") else None
+    path = (
+        Path(unquote(urlsplit(uri).path)) if uri else Path(store) if store else default_store_path()
+    )
     if path.is_dir():
         raise StoreError(f"store {path} is a directory, not a journal file")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise StoreError(f"cannot create the journal folder {path.parent}: {e.strerror}") from None
+    if create and not uri:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(
+                f"cannot create the journal folder {path.parent}: {e.strerror}"
+            ) from None
+    elif not path.exists():
+        raise StoreError(f"no journal at {path}")
     if path.exists() and path.stat().st_size and not _is_sqlite(path):
         raise StoreError(f"store {path} is not a SQLite journal")
     return {
         "PERSISTENCE_MODULE": "eventsourcing.sqlite",
-        "SQLITE_DBNAME": str(path),
+        "SQLITE_DBNAME": uri or (str(path) if create else _read_only_uri(path)),
         "SQLITE_LOCK_TIMEOUT": "10",
         "APPLICATION_RECORDER_TOPIC": "appliance.journal.chain:ChainedSQLiteRecorder",
     }
+
+
+def _read_only_uri(path: Path) -> str:
+    """Readers open the file read-only; on read-only media (no -wal/-shm can be made beside
+    it) as immutable, which is safe there because nothing can write to it either."""
+    quoted = quote(str(path.resolve()))
+    writable = os.access(path.parent, os.W_OK) and os.access(path, os.W_OK)
+    return f"file:{quoted}?mode=ro" if writable else f"file:{quoted}?immutable=1"
 
 
 def _is_sqlite(path: Path) -> bool:
