@@ -20,6 +20,8 @@ from psycopg.sql import SQL, Identifier
 
 GENESIS = "0" * 64
 CHAIN_TABLE = "event_chain"
+CREATE_LOCK = int.from_bytes(hashlib.sha256(b"appliance journal tables").digest()[:8], signed=True)
+"""The PostgreSQL advisory lock key held while the journal's tables are created."""
 
 
 def digest(originator_id: UUID | str, version: int, topic: str, state: bytes) -> str:
@@ -93,6 +95,17 @@ class ChainedPostgresRecorder(PostgresApplicationRecorder):
                 "digest text NOT NULL, hash text NOT NULL)"
             ).format(self.table)
         )
+
+    def create_table(self) -> None:
+        """Create the tables, types and functions one process at a time: run at once, their
+        CREATE ... IF NOT EXISTS and CREATE OR REPLACE race in the catalogue ("tuple
+        concurrently updated", duplicate keys in pg_type) and some of the openers fail."""
+        with self.datastore.get_connection() as conn:  # autocommit: a session-level lock
+            conn.execute("SELECT pg_advisory_lock(%s)", (CREATE_LOCK,))
+            try:
+                super().create_table()
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (CREATE_LOCK,))
 
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
