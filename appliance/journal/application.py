@@ -7,7 +7,7 @@ from typing import Any, cast
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import Notification
+from eventsourcing.persistence import IntegrityError, Notification
 
 from appliance.journal.aggregates import SETTINGS_ID, Device, DeviceSettings
 from appliance.journal.chain import Break, ChainedPostgresRecorder, ChainedSQLiteRecorder, verify
@@ -19,6 +19,15 @@ PAGE = 2000
 RECENT_EVENTS = 240
 """How far back the projections of `say` look: enough for the pending question, the last
 minute's actions and the undo stack of a normal session, and cheap to read on every turn."""
+
+
+class JournalConflict(StoreError):
+    """Another process stored events for the same aggregate first (a version conflict):
+    read the aggregate again and decide afresh whether the change still applies."""
+
+    def __init__(self, message: str, aggregate_ids: list[UUID]) -> None:
+        super().__init__(message)
+        self.aggregate_ids = aggregate_ids
 
 
 class Journal(Application[UUID]):
@@ -37,10 +46,47 @@ class Journal(Application[UUID]):
     # -- writing -----------------------------------------------------------------------
 
     def record(self, *aggregates: Any) -> None:
+        """Store the aggregates' new events in one transaction.
+
+        Raises `JournalConflict` when another process stored events for one of them first;
+        the others keep their events, to be recorded again. Any other failure is a StoreError.
+        """
+        pending = [(a, list(a.pending_events)) for a in aggregates]
         try:
             self.save(*aggregates)
         except Exception as e:
-            raise StoreError(f"cannot write to the journal: {_first_line(e)}") from None
+            for a, _events in pending:
+                self._tail.pop(a.id, None)  # its folded state may hold the unsaved events
+            moved = self._moved_on(pending) if isinstance(e, IntegrityError) else []
+            if not moved:
+                raise StoreError(f"cannot write to the journal: {_first_line(e)}") from None
+            for a, events in pending:
+                if a.id not in moved:
+                    a.pending_events[:] = events
+            names = ", ".join(
+                f"{type(a).__name__} {a.id.hex[:8]}" for a, _ in pending if a.id in moved
+            )
+            raise JournalConflict(
+                f"cannot write to the journal: another process changed {names} first", moved
+            ) from None
+
+    def _moved_on(self, pending: list[tuple[Any, list[Any]]]) -> list[UUID]:
+        """The aggregates whose next version another process has stored (a version conflict).
+
+        Asked of the store rather than read from the error: a UNIQUE error from the chain
+        table is damage to report, not a race to retry.
+        """
+        moved = []
+        for a, events in pending:
+            try:
+                newer = events and self.recorder.select_events(
+                    a.id, gt=events[0].originator_version - 1, limit=1
+                )
+            except Exception:  # the store cannot even be read: not a race
+                return []
+            if newer:
+                moved.append(a.id)
+        return moved
 
     # -- settings ----------------------------------------------------------------------
 
@@ -145,14 +191,23 @@ class Journal(Application[UUID]):
             turn = self.mapper.to_domain_event(n).mutate(turn)  # type: ignore[attr-defined]
         self._tail[oid] = cast(Turn, turn)
 
+    def _view(self, recent: list[Turn] | None) -> list[Turn]:
+        """The tail an utterance read (even when empty), else the tail as it is now."""
+        return self.recent_turns() if recent is None else recent
+
     def pending_turn(self, recent: list[Turn] | None = None) -> Turn | None:
-        return next((t for t in recent or self.recent_turns() if t.pending), None)
+        return next((t for t in self._view(recent) if t.pending), None)
+
+    def open_questions(self, recent: list[Turn] | None = None) -> list[Turn]:
+        """Turns waiting for an answer, newest first: more than one only when processes asked
+        at the same moment."""
+        return [t for t in self._view(recent) if t.pending]
 
     def undo_stack(self, recent: list[Turn] | None = None) -> list[Turn]:
-        return [t for t in recent or self.recent_turns() if t.undoable]
+        return [t for t in self._view(recent) if t.undoable]
 
     def in_flight_turns(self, recent: list[Turn] | None = None) -> list[Turn]:
-        return [t for t in recent or self.recent_turns() if t.in_flight]
+        return [t for t in self._view(recent) if t.in_flight]
 
     def verify(self) -> list[Break]:
         recorder = self.recorder
