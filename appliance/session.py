@@ -25,7 +25,7 @@ from appliance.desktop.model import (
 from appliance.desktop.resolve import best_name
 from appliance.intents.model import Intent, Read, Sequence, Step, dump_intent, parse_intent
 from appliance.intents.planner import Plan, Planner
-from appliance.journal.application import Journal, JournalConflict
+from appliance.journal.application import CONFLICT_ATTEMPTS, Journal, JournalConflict
 from appliance.journal.owners import owner_alive, this_process
 from appliance.policy.validator import (
     CONFIRM_BELOW,
@@ -41,11 +41,6 @@ from appliance.policy.validator import (
 from appliance.replies import confirmation, declined, did, verb
 from appliance.settings import Settings
 from appliance.turn import Outcome, Turn
-
-CONFLICT_ATTEMPTS = 5
-"""How often a change to a turn that other processes also write (an open question, an action
-whose process died) is tried afresh after losing a race. Each loss means another process moved
-that turn on, so it soon no longer applies; the bound only guards against a livelock."""
 
 
 @dataclass

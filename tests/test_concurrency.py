@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -28,8 +30,9 @@ from appliance.desktop.scene import Scene
 from appliance.desktop.sim import SimDesktop
 from appliance.intents.grammar import GrammarPlanner
 from appliance.intents.router import Router
-from appliance.journal.application import Journal
-from appliance.journal.owners import this_process
+from appliance.journal.application import Journal, JournalConflict
+from appliance.journal.owners import LEASE, owner_alive, this_process
+from appliance.journal.store import StoreError
 from appliance.session import Session
 from appliance.turn import Outcome, Phase, Turn
 from tests.cli_runner import APPLIANCE, run
@@ -129,6 +132,35 @@ os.close(read)
 os.write(write, bytes(count))
 failed = sum(1 for pid in children if os.waitpid(pid, 0)[1])
 print(f"{failed} of {count} failed", flush=True)
+"""
+
+# Processes pressing one switch (one Device aggregate) at once; forked like OPENERS.
+PRESSERS = """
+import os, sys
+from appliance.journal.application import Journal
+
+store, count, presses = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+read, write = os.pipe()
+children = []
+for _ in range(count):
+    pid = os.fork()
+    if pid == 0:
+        os.close(write)
+        os.read(read, 1)
+        journal = Journal(store)
+        failed = 0
+        for _ in range(presses):
+            try:
+                journal.switch_pressed("switch", 1, "tap", "yes")
+            except Exception as e:
+                failed += 1
+                print(f"{type(e).__name__}: {e}".splitlines()[0], flush=True)
+        os._exit(min(failed, 100))
+    children.append(pid)
+os.close(read)
+os.write(write, bytes(count))
+failed = sum(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children)
+print(f"{failed} of {count * presses} presses failed", flush=True)
 """
 
 
@@ -304,6 +336,15 @@ def test_workers_ask_answer_and_decline_each_others_questions(store: str, tmp_pa
     _intact(store)
 
 
+def test_processes_pressing_one_switch_count_every_press(store: str) -> None:
+    Journal(store)
+    code, out, err = _finished(_python(PRESSERS, store, "4", "15"))
+    assert (code, err) == (0, ""), err
+    assert out.splitlines()[-1] == "0 of 60 presses failed", out
+    assert Journal(store).device("switch").presses == 60
+    _intact(store)
+
+
 @pytest.mark.postgres
 def test_many_processes_open_a_fresh_postgres_store_at_once(fresh_pg_url: str) -> None:
     code, out, err = _finished(_python(OPENERS, fresh_pg_url, "40"))
@@ -419,3 +460,73 @@ def test_two_questions_asked_at_once_leave_one_open(store: str) -> None:
     assert (replaced.phase, replaced.outcome) == (Phase.ended, Outcome.cancelled)
     assert Journal(store).open_questions() == []
     _intact(store)
+
+
+def test_a_process_is_alive_only_while_its_pid_holds_the_same_process() -> None:
+    here = this_process()
+    started = datetime.now(UTC)
+    assert owner_alive(str(here), started)
+    child = subprocess.Popen(["true"])
+    while _state(child.pid) not in ("Z", ""):  # exited, not yet reaped: dead
+        time.sleep(0.01)
+    assert not owner_alive(str(replace(here, pid=child.pid)), started)
+    child.wait()
+    assert not owner_alive(str(replace(here, pid=child.pid)), started)  # gone
+    assert not owner_alive(str(replace(here, started="1")), started)  # our PID, reused
+    assert not owner_alive(str(replace(here, boot="an-earlier-boot")), started)
+
+
+def test_an_owner_out_of_sight_counts_as_alive_for_the_lease() -> None:
+    elsewhere = str(replace(this_process(), host="another-kiosk"))
+    started = datetime.now(UTC)
+    assert owner_alive(elsewhere, started)
+    assert owner_alive(elsewhere, started, now=started + LEASE - timedelta(seconds=1))
+    assert not owner_alive(elsewhere, started, now=started + LEASE)
+    for unknown in ("", "not an owner"):  # stored before owners were recorded
+        assert owner_alive(unknown, started)
+        assert not owner_alive(unknown, started, now=started + LEASE)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+def test_an_action_stored_before_owners_loads_and_is_left_for_the_lease(tmp_path: Path) -> None:
+    store = str(tmp_path / "journal.sqlite")
+    turn = _in_flight(store, "")
+    with sqlite3.connect(store) as conn:  # the event as an older version stored it
+        (state,) = conn.execute(
+            "SELECT state FROM stored_events WHERE topic LIKE '%ActionStarted'"
+        ).fetchone()
+        data = json.loads(state)
+        del data["owner"]
+        conn.execute(
+            "UPDATE stored_events SET state = ? WHERE topic LIKE '%ActionStarted'",
+            (json.dumps(data).encode(),),
+        )
+    loaded = Journal(store).turn(turn.id)
+    assert loaded.in_flight and loaded.steps[-1]["owner"] == ""
+    assert _process(store).recover() == []  # began just now: its process may be running
+
+
+def test_a_chain_row_collision_is_a_store_failure_not_a_race(tmp_path: Path) -> None:
+    """A deleted last event row makes SQLite reuse its rowid, which the chain table still has:
+    that is damage for the caller to hear about, never a race to retry."""
+    store = str(tmp_path / "journal.sqlite")
+    journal = Journal(store)
+    _process(store).say("tick urgent")
+    with sqlite3.connect(store) as conn:
+        conn.execute(
+            "DELETE FROM stored_events WHERE rowid = (SELECT max(rowid) FROM stored_events)"
+        )
+    turn = Turn(trigger="text")
+    turn.heard("hello", "text", None, {})
+    try:
+        journal.record(turn)
+    except JournalConflict as e:
+        pytest.fail(f"taken for a version conflict: {e}")
+    except StoreError:
+        pass  # reported as the store's failure (a chain that continues past the break is fine)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import random
+import time
+from collections.abc import Callable, Iterator
 from typing import Any, cast
 from uuid import UUID
 
@@ -19,6 +21,11 @@ PAGE = 2000
 RECENT_EVENTS = 240
 """How far back the projections of `say` look: enough for the pending question, the last
 minute's actions and the undo stack of a normal session, and cheap to read on every turn."""
+CONFLICT_ATTEMPTS = 5
+"""How often a change to an aggregate that other processes also write (an open question, an
+action whose process died, a device's counters) is tried afresh after losing a race. Each loss
+means another process moved it on; the bound only guards against a livelock."""
+DEVICE_ATTEMPTS = 20
 
 
 class JournalConflict(StoreError):
@@ -117,22 +124,38 @@ class Journal(Application[UUID]):
         except AggregateNotFoundError:
             return Device(name)
 
+    def _device_event(self, name: str, change: Callable[[Device], None]) -> None:
+        """Record one event on a device. Other processes record on it (and may register it)
+        too: after a version conflict the device is read again and the event recorded afresh.
+
+        Unlike a turn's, these changes always still apply, so writers that keep colliding (a
+        switch pressed from two processes at once) back off by a random few milliseconds.
+        """
+        for attempt in range(DEVICE_ATTEMPTS):
+            device = self.device(name)
+            change(device)
+            try:
+                self.record(device)
+            except JournalConflict:
+                if attempt == DEVICE_ATTEMPTS - 1:
+                    raise
+                time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+                continue
+            return
+
     def device_fault(self, name: str, message: str) -> None:
-        device = self.device(name)
-        device.fault(message=message)
-        self.record(device)
+        self._device_event(name, lambda device: device.fault(message=message))
 
     def count_ignored_speech(self, name: str, count: int) -> None:
         if count:
-            device = self.device(name)
-            device.speech_ignored(count=count)
-            self.record(device)
+            self._device_event(name, lambda device: device.speech_ignored(count=count))
 
     def switch_pressed(self, name: str, switch: int, gesture: str, meaning: str) -> None:
         """Every switch press is journaled, with what it was taken to mean at that moment."""
-        device = self.device(name)
-        device.switch_pressed(switch=switch, gesture=gesture, meaning=meaning)
-        self.record(device)
+        self._device_event(
+            name,
+            lambda device: device.switch_pressed(switch=switch, gesture=gesture, meaning=meaning),
+        )
 
     # -- reading -----------------------------------------------------------------------
 
