@@ -562,9 +562,8 @@ class Session:
             )
         action = Action(kind="restore", restore=restore)
         names = ", ".join(dict.fromkeys(s["target"] for s in target.steps))
-        turn.start_action(
-            0, action.model_dump(mode="json", exclude_none=True), names, {}, str(this_process())
-        )
+        restoring = action.model_dump(mode="json", exclude_none=True)
+        turn.start_action(0, restoring, names, {}, owner=str(this_process()))
         self.journal.record(turn)
         try:
             result: ActionResult = self.desktop.perform(action)

@@ -25,7 +25,7 @@ CONFLICT_ATTEMPTS = 5
 """How often a change to an aggregate that other processes also write (an open question, an
 action whose process died, a device's counters) is tried afresh after losing a race. Each loss
 means another process moved it on; the bound only guards against a livelock."""
-DEVICE_ATTEMPTS = 20
+DEVICE_ATTEMPTS = 20  # a device's events always still apply: retried longer, with back-off
 
 
 class JournalConflict(StoreError):
