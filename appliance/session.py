@@ -25,7 +25,8 @@ from appliance.desktop.model import (
 from appliance.desktop.resolve import best_name
 from appliance.intents.model import Intent, Read, Sequence, Step, dump_intent, parse_intent
 from appliance.intents.planner import Plan, Planner
-from appliance.journal.application import Journal
+from appliance.journal.application import CONFLICT_ATTEMPTS, Journal, JournalConflict
+from appliance.journal.owners import owner_alive, this_process
 from appliance.policy.validator import (
     CONFIRM_BELOW,
     REJECT_BELOW,
@@ -122,20 +123,39 @@ class Session:
     # -- start-up ----------------------------------------------------------------------
 
     def recover(self, recent: list[Turn] | None = None) -> list[str]:
-        """Mark turns whose action never got an outcome as Interrupted, and say so."""
+        """Mark turns whose action's process died before its outcome as Interrupted, and say so.
+
+        A turn whose process is alive (in this process or another) is left alone: that process
+        is still acting and will record the real outcome.
+        """
         notices = []
         for turn in self.journal.in_flight_turns(recent):
-            step = turn.steps[-1]
-            turn.interrupt()
-            text = (
-                f"I was interrupted while doing {step['target'] or step['action']['kind']}. "
-                "Please check it."
-            )
-            turn.spoke(text=text, timings={})
-            turn.end(Outcome.interrupted)
-            self.journal.record(turn)
-            notices.append(text)
+            marked = self._change_shared(turn, _abandoned, _interrupt)
+            if marked is not None:
+                notices.append(marked.spoken[-1])
         return notices
+
+    def _change_shared(
+        self, turn: Turn, applies: Callable[[Turn], bool], change: Callable[[Turn], None]
+    ) -> Turn | None:
+        """Record `change` on a turn other processes may be changing too; returns the turn
+        changed, or None if it no longer `applies` (another process answered, ended or marked
+        it first).
+
+        On a version conflict the turn is read again and the change decided afresh, so the
+        other process's events stand and nothing is said for a change that was not made.
+        """
+        for _attempt in range(CONFLICT_ATTEMPTS):
+            if not applies(turn):
+                return None
+            change(turn)
+            try:
+                self.journal.record(turn)
+            except JournalConflict:
+                turn = self.journal.turn(turn.id)
+                continue
+            return turn
+        return None
 
     # -- one utterance -----------------------------------------------------------------
 
@@ -173,32 +193,75 @@ class Session:
         notices += self.recover(self._recent)
         snapshot = self.desktop.snapshot()
         notices.extend(self.desktop.problems())
-        pending = self.journal.pending_turn(self._recent)
-        if pending is not None and self.clock() > pending.expires_at:
-            notices.append(self._expire(pending))
-            pending = None
+        pending = self._open_question(notices)
 
         if chosen is None:
             plan = self.planner.plan(text, snapshot, self._history())
         else:
             plan = Plan(intent=chosen, planner=trigger)
         notices.extend(plan.notes)
+        args = (text, plan, trigger, snapshot, heard, heard_clearly)
+        report = None
+        for _attempt in range(CONFLICT_ATTEMPTS):
+            report = self._dispatch(pending, *args)
+            if report is not None:
+                break
+            # Another process answered, declined or timed out that question first: look again.
+            self._recent = self.journal.recent_turns()
+            pending = self._open_question(notices)
+        if report is None:  # lost every race for an open question: a command of its own
+            report = self._dispatch(None, *args)
+            assert report is not None  # without a question there is no race to lose
+        report.notices = notices + report.notices
+        return report
+
+    def _open_question(self, notices: list[str]) -> Turn | None:
+        """The question waiting for an answer, if any; one whose wait is over is timed out."""
+        questions = self.journal.open_questions(self._recent)
+        for older in questions[1:]:
+            # Asked while the newest one was (two processes at once): the newest replaced it,
+            # as any new command replaces an open question. Else it would wait for ever.
+            self._change_shared(older, _open, _replace)
+        pending = questions[0] if questions else None
+        if pending is not None and self.clock() > pending.expires_at:
+            notice = self._expire(pending)
+            if notice:
+                notices.append(notice)
+            return None
+        return pending
+
+    def _dispatch(
+        self,
+        pending: Turn | None,
+        text: str,
+        plan: Plan,
+        trigger: str,
+        snapshot: Snapshot,
+        heard: tuple[str, float | None, dict[str, float]],
+        heard_clearly: bool,
+    ) -> TurnReport | None:
+        """Answer the open question or run a new turn; None when another process answered,
+        declined or timed out the question before this answer was recorded."""
         kind = plan.intent.intent if plan.intent else None
         if pending is not None and pending.asks_which and kind not in ("deny", "cancel"):
             choice = pick_option(text, pending.options)
             if choice is not None:
-                return self._which(pending, choice, text, snapshot, heard, notices)
+                return self._which(pending, choice, text, snapshot, heard)
         if pending is not None and kind in ("confirm", "deny", "cancel"):
             by = "voice" if trigger in ("voice", "text") else trigger
-            report = self._answer(pending, text, plan, kind == "confirm", heard, by)
-        else:
-            if pending is not None:  # a new command replaces the open question
-                pending.decline(by="new command")
-                pending.end(Outcome.cancelled)
-                self.journal.record(pending)
-            report = self._new_turn(text, trigger, plan, snapshot, heard, heard_clearly)
-        report.notices = notices + report.notices
-        return report
+            return self._answer(pending, text, plan, kind == "confirm", heard, by)
+        if pending is not None:  # a new command replaces the open question
+            self._change_shared(pending, _open, _replace)
+        return self._new_turn(text, trigger, plan, snapshot, heard, heard_clearly)
+
+    def _claim(self, pending: Turn) -> bool:
+        """Record an answer's first events, before anything is done; False when another process
+        answered, declined or timed out the question first."""
+        try:
+            self.journal.record(pending)
+        except JournalConflict:
+            return False
+        return True
 
     def _which(
         self,
@@ -207,8 +270,7 @@ class Session:
         text: str,
         snapshot: Snapshot,
         heard: tuple[str, float | None, dict[str, float]],
-        notices: list[str],
-    ) -> TurnReport:
+    ) -> TurnReport | None:
         """The answer to "Did you mean A or B?": plan the first words again with only the choice
         left among the options, then validate on the whole screen as for any plan."""
         pending.heard(text, *heard)
@@ -221,15 +283,10 @@ class Session:
         intent_json = _journal_intent(verdict.intent or plan.intent, verdict)
         pending.clarify(choice, intent_json)
         pending.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
+        if not self._claim(pending):
+            return None
         report = TurnReport(
-            text,
-            intent_json,
-            "",
-            list(verdict.reasons),
-            "",
-            pending.id.hex,
-            planner=plan.planner,
-            notices=notices,
+            text, intent_json, "", list(verdict.reasons), "", pending.id.hex, planner=plan.planner
         )
         if verdict.outcome == "clarify":  # still not clear: don't ask the same thing forever
             return self._finish(pending, report, Outcome.rejected, "Sorry, I still can't tell.")
@@ -242,12 +299,19 @@ class Session:
             return None
         return self._expire(pending)
 
-    def _expire(self, pending: Turn) -> str:
-        pending.time_out()
-        text = "The earlier question timed out, so I did nothing."
-        pending.end(Outcome.timed_out)
-        self.journal.record(pending)
-        return text
+    def _expire(self, pending: Turn) -> str | None:
+        """Time the question out, unless another process answered or ended it meanwhile."""
+
+        def time_out(question: Turn) -> None:
+            question.time_out()
+            question.end(Outcome.timed_out)
+
+        def due(question: Turn) -> bool:
+            return question.pending and self.clock() > question.expires_at
+
+        if self._change_shared(pending, due, time_out) is None:
+            return None
+        return "The earlier question timed out, so I did nothing."
 
     def _new_turn(
         self,
@@ -341,7 +405,8 @@ class Session:
         yes: bool,
         heard: tuple[str, float | None, dict[str, float]],
         by: str = "voice",
-    ) -> TurnReport:
+    ) -> TurnReport | None:
+        """None when another process answered, declined or timed out the question first."""
         pending.heard(text, *heard)
         answer = dump_intent(plan.intent) if plan.intent else None
         pending.planned(
@@ -351,9 +416,13 @@ class Session:
         original = _stored_intent(pending)
         if not yes:
             pending.decline(by=by)
+            if not self._claim(pending):
+                return None
             first = _first_step(original)
             return self._finish(pending, report, Outcome.cancelled, declined(first))
         pending.confirm(by=by)
+        if not self._claim(pending):
+            return None
         if original is None:
             return self._finish(
                 pending,
@@ -431,7 +500,13 @@ class Session:
         )
         shown = action.redacted() if step.secret else action
         target = node.name if node else (action.target or action.key or action.direction or "")
-        turn.start_action(index, shown.model_dump(mode="json", exclude_none=True), target, before)
+        turn.start_action(
+            index,
+            shown.model_dump(mode="json", exclude_none=True),
+            target,
+            before,
+            owner=str(this_process()),
+        )
         self.journal.record(turn)  # write-ahead: on disk before the desktop is touched
         try:
             result = self.desktop.perform(action)
@@ -488,7 +563,8 @@ class Session:
             )
         action = Action(kind="restore", restore=restore)
         names = ", ".join(dict.fromkeys(s["target"] for s in target.steps))
-        turn.start_action(0, action.model_dump(mode="json", exclude_none=True), names, {})
+        restoring = action.model_dump(mode="json", exclude_none=True)
+        turn.start_action(0, restoring, names, {}, owner=str(this_process()))
         self.journal.record(turn)
         try:
             result: ActionResult = self.desktop.perform(action)
@@ -506,11 +582,26 @@ class Session:
             result.verified,
             result.via,
         )
-        target.mark_undone(by_turn=turn.id.hex, outcome="restored")
-        self.journal.record(turn, target)  # the undo's outcome, then Undone, in one transaction
+        self._record_undone(turn, target)
         return self._finish(
             turn, report, Outcome.undone, f"Undone: {target.spoken[-1] if target.spoken else names}"
         )
+
+    def _record_undone(self, turn: Turn, target: Turn) -> None:
+        """The undo's outcome, then Undone, in one transaction. Another process may have undone
+        the same turn meanwhile (restoring the same before-state): then only the outcome."""
+        for _attempt in range(CONFLICT_ATTEMPTS):
+            if target.undoable:
+                target.mark_undone(by_turn=turn.id.hex, outcome="restored")
+            try:
+                self.journal.record(turn, target)
+            except JournalConflict as e:
+                if turn.id in e.aggregate_ids:
+                    raise
+                target = self.journal.turn(target.id)  # `turn` kept its events
+                continue
+            return
+        self.journal.record(turn)
 
     def _changed_since(self, target: Turn, snapshot: Snapshot) -> str:
         """The name of an element that no longer looks the way the turn left it, if any."""
@@ -563,6 +654,33 @@ ORDINALS = {
     "3": 2,
     "last": -1,
 }
+
+
+def _abandoned(turn: Turn) -> bool:
+    """An action without an outcome whose process can no longer record one."""
+    if not turn.in_flight:
+        return False
+    return not owner_alive(turn.steps[-1].get("owner", ""), turn.modified_on)
+
+
+def _interrupt(turn: Turn) -> None:
+    step = turn.steps[-1]
+    notice = (
+        f"I was interrupted while doing {step['target'] or step['action']['kind']}. "
+        "Please check it."
+    )
+    turn.interrupt()
+    turn.spoke(text=notice, timings={})
+    turn.end(Outcome.interrupted)
+
+
+def _open(turn: Turn) -> bool:
+    return turn.pending
+
+
+def _replace(question: Turn) -> None:
+    question.decline(by="new command")
+    question.end(Outcome.cancelled)
 
 
 def pick_option(answer: str, options: list[str]) -> str | None:

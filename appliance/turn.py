@@ -192,16 +192,30 @@ class Turn(Aggregate):
         self.phase = Phase.acted
 
     def start_action(
-        self, step: int, action: dict[str, Any], target: str, before: dict[str, Any]
+        self,
+        step: int,
+        action: dict[str, Any],
+        target: str,
+        before: dict[str, Any],
+        owner: str = "",
     ) -> None:
+        """`owner`: the process performing it (`journal.owners`); only it records the outcome
+        while it lives."""
         self._require(Phase.validated, Phase.acted)
-        self._action_started(step, action, target, before)
+        self._action_started(step, action, target, before, owner)
 
     @event("ActionStarted")
     def _action_started(
-        self, step: int, action: dict[str, Any], target: str, before: dict[str, Any]
+        self,
+        step: int,
+        action: dict[str, Any],
+        target: str,
+        before: dict[str, Any],
+        owner: str = "",  # a default: events stored before owners were recorded still load
     ) -> None:
-        self.steps.append({"step": step, "action": action, "target": target, "before": before})
+        self.steps.append(
+            {"step": step, "action": action, "target": target, "before": before, "owner": owner}
+        )
         self.phase = Phase.acting
 
     def action_succeeded(

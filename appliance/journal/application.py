@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import random
+import time
+from collections.abc import Callable, Iterator
 from typing import Any, cast
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Snapshot
-from eventsourcing.persistence import Notification, StoredEvent
+from eventsourcing.persistence import IntegrityError, Notification, StoredEvent
 
 from appliance.journal.aggregates import SETTINGS_ID, Device, DeviceSettings
 from appliance.journal.chain import ChainedPostgresRecorder, ChainedSQLiteRecorder, RawEvent
@@ -29,6 +31,20 @@ PAGE = 2000
 RECENT_EVENTS = 240
 """How far back the projections of `say` look: enough for the pending question, the last
 minute's actions and the undo stack of a normal session, and cheap to read on every turn."""
+CONFLICT_ATTEMPTS = 5
+"""How often a change to an aggregate that other processes also write (an open question, an
+action whose process died, a device's counters) is tried afresh after losing a race. Each loss
+means another process moved it on; the bound only guards against a livelock."""
+DEVICE_ATTEMPTS = 20  # a device's events always still apply: retried longer, with back-off
+
+
+class JournalConflict(StoreError):
+    """Another process stored events for the same aggregate first (a version conflict):
+    read the aggregate again and decide afresh whether the change still applies."""
+
+    def __init__(self, message: str, aggregate_ids: list[UUID]) -> None:
+        super().__init__(message)
+        self.aggregate_ids = aggregate_ids
 
 
 class Journal(Application[UUID]):
@@ -74,10 +90,47 @@ class Journal(Application[UUID]):
     # -- writing -----------------------------------------------------------------------
 
     def record(self, *aggregates: Any) -> None:
+        """Store the aggregates' new events in one transaction.
+
+        Raises `JournalConflict` when another process stored events for one of them first;
+        the others keep their events, to be recorded again. Any other failure is a StoreError.
+        """
+        pending = [(a, list(a.pending_events)) for a in aggregates]
         try:
             self.save(*aggregates)
         except Exception as e:
-            raise StoreError(f"cannot write to the journal: {_first_line(e)}") from None
+            for a, _events in pending:
+                self._tail.pop(a.id, None)  # its folded state may hold the unsaved events
+            moved = self._moved_on(pending) if isinstance(e, IntegrityError) else []
+            if not moved:
+                raise StoreError(f"cannot write to the journal: {_first_line(e)}") from None
+            for a, events in pending:
+                if a.id not in moved:
+                    a.pending_events[:] = events
+            names = ", ".join(
+                f"{type(a).__name__} {a.id.hex[:8]}" for a, _ in pending if a.id in moved
+            )
+            raise JournalConflict(
+                f"cannot write to the journal: another process changed {names} first", moved
+            ) from None
+
+    def _moved_on(self, pending: list[tuple[Any, list[Any]]]) -> list[UUID]:
+        """The aggregates whose next version another process has stored (a version conflict).
+
+        Asked of the store rather than read from the error: a UNIQUE error from the chain
+        table is damage to report, not a race to retry.
+        """
+        moved = []
+        for a, events in pending:
+            try:
+                newer = events and self.recorder.select_events(
+                    a.id, gt=events[0].originator_version - 1, limit=1
+                )
+            except Exception:  # the store cannot even be read: not a race
+                return []
+            if newer:
+                moved.append(a.id)
+        return moved
 
     def take_snapshot(self, *args: Any, **kwargs: Any) -> None:
         """A snapshot is only a shortcut: failing to take one must not fail the save, whose
@@ -127,22 +180,38 @@ class Journal(Application[UUID]):
                 folded = event.mutate(folded)
             return cast(Device, folded) if folded is not None else Device(name)
 
+    def _device_event(self, name: str, change: Callable[[Device], None]) -> None:
+        """Record one event on a device. Other processes record on it (and may register it)
+        too: after a version conflict the device is read again and the event recorded afresh.
+
+        Unlike a turn's, these changes always still apply, so writers that keep colliding (a
+        switch pressed from two processes at once) back off by a random few milliseconds.
+        """
+        for attempt in range(DEVICE_ATTEMPTS):
+            device = self.device(name)
+            change(device)
+            try:
+                self.record(device)
+            except JournalConflict:
+                if attempt == DEVICE_ATTEMPTS - 1:
+                    raise
+                time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+                continue
+            return
+
     def device_fault(self, name: str, message: str) -> None:
-        device = self.device(name)
-        device.fault(message=message)
-        self.record(device)
+        self._device_event(name, lambda device: device.fault(message=message))
 
     def count_ignored_speech(self, name: str, count: int) -> None:
         if count:
-            device = self.device(name)
-            device.speech_ignored(count=count)
-            self.record(device)
+            self._device_event(name, lambda device: device.speech_ignored(count=count))
 
     def switch_pressed(self, name: str, switch: int, gesture: str, meaning: str) -> None:
         """Every switch press is journaled, with what it was taken to mean at that moment."""
-        device = self.device(name)
-        device.switch_pressed(switch=switch, gesture=gesture, meaning=meaning)
-        self.record(device)
+        self._device_event(
+            name,
+            lambda device: device.switch_pressed(switch=switch, gesture=gesture, meaning=meaning),
+        )
 
     # -- reading -----------------------------------------------------------------------
 
@@ -254,14 +323,23 @@ class Journal(Application[UUID]):
             return
         self._tail[oid] = cast(Turn, turn)
 
+    def _view(self, recent: list[Turn] | None) -> list[Turn]:
+        """The tail an utterance read (even when empty), else the tail as it is now."""
+        return self.recent_turns() if recent is None else recent
+
     def pending_turn(self, recent: list[Turn] | None = None) -> Turn | None:
-        return next((t for t in recent or self.recent_turns() if t.pending), None)
+        return next((t for t in self._view(recent) if t.pending), None)
+
+    def open_questions(self, recent: list[Turn] | None = None) -> list[Turn]:
+        """Turns waiting for an answer, newest first: more than one only when processes asked
+        at the same moment."""
+        return [t for t in self._view(recent) if t.pending]
 
     def undo_stack(self, recent: list[Turn] | None = None) -> list[Turn]:
-        return [t for t in recent or self.recent_turns() if t.undoable]
+        return [t for t in self._view(recent) if t.undoable]
 
     def in_flight_turns(self, recent: list[Turn] | None = None) -> list[Turn]:
-        return [t for t in recent or self.recent_turns() if t.in_flight]
+        return [t for t in self._view(recent) if t.in_flight]
 
     # -- integrity ---------------------------------------------------------------------
 

@@ -33,6 +33,8 @@ ChainRow = tuple[int, str, str]
 """(notification id, digest, link)"""
 KeyRow = tuple[int, str]
 """(first notification id chained with this key, key id)"""
+CREATE_LOCK = int.from_bytes(hashlib.sha256(b"appliance journal tables").digest()[:8], signed=True)
+"""The PostgreSQL advisory lock key held while the journal's tables are created."""
 
 
 def _mac(key: bytes | None) -> Any:
@@ -222,6 +224,17 @@ class ChainedPostgresRecorder(ChainReads, PostgresApplicationRecorder):
                 "CREATE TABLE IF NOT EXISTS {} (since bigint PRIMARY KEY, key_id text NOT NULL)"
             ).format(self.keys)
         )
+
+    def create_table(self) -> None:
+        """Create the tables, types and functions one process at a time: run at once, their
+        CREATE ... IF NOT EXISTS and CREATE OR REPLACE race in the catalogue ("tuple
+        concurrently updated", duplicate keys in pg_type) and some of the openers fail."""
+        with self.datastore.get_connection() as conn:  # autocommit: a session-level lock
+            conn.execute("SELECT pg_advisory_lock(%s)", (CREATE_LOCK,))
+            try:
+                super().create_table()
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (CREATE_LOCK,))
 
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
