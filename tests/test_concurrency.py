@@ -371,8 +371,13 @@ class Meanwhile(SimDesktop):
         return super().snapshot()
 
 
-def _process(store: str, other: Callable[[], object] | None = None, skew: float = 0.0) -> Session:
-    scene = Scene.model_validate(messages())
+def _process(
+    store: str,
+    other: Callable[[], object] | None = None,
+    skew: float = 0.0,
+    screen: dict[str, Any] | None = None,
+) -> Session:
+    scene = Scene.model_validate(screen or messages())
     desktop = SimDesktop(scene) if other is None else Meanwhile(scene, other)
     return Session(
         Journal(store), desktop, Router(GrammarPlanner(), None), clock=lambda: time.time() + skew
@@ -406,6 +411,21 @@ def test_the_second_answer_to_one_question_is_not_taken_for_it(store: str) -> No
     assert report.turn_id != asked.turn_id, "the question was answered already"
     assert report.spoken == "There's no question waiting for an answer."
     assert _names(store, asked.turn_id).count("Heard") == 2  # the question and the one yes
+    assert first.journal.turn(UUID(asked.turn_id)).outcome == "executed"
+    _intact(store)
+
+
+def test_a_which_question_is_answered_once(store: str) -> None:
+    screen = messages()
+    contacts = screen["applications"][0]["windows"][0]["children"][7]["children"]
+    contacts.append({"role": "list item", "name": "Radio 1"})
+    first = _process(store, screen=screen)
+    asked = first.say("select radio")
+    assert asked.decision == Outcome.clarify
+    second = _process(store, other=lambda: first.say("radio one"), screen=screen)
+    report = second.say("the second one")
+    assert report.turn_id != asked.turn_id, "the question was answered already"
+    assert _names(store, asked.turn_id).count("Clarified") == 1
     assert first.journal.turn(UUID(asked.turn_id)).outcome == "executed"
     _intact(store)
 
@@ -530,3 +550,17 @@ def test_a_chain_row_collision_is_a_store_failure_not_a_race(tmp_path: Path) -> 
         pytest.fail(f"taken for a version conflict: {e}")
     except StoreError:
         pass  # reported as the store's failure (a chain that continues past the break is fine)
+
+
+def test_a_forked_child_owns_its_actions_itself() -> None:
+    parent = this_process()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report who it is, then leave without running pytest's exit
+        os.write(write, str(this_process()).encode())
+        os._exit(0)
+    os.close(write)
+    child = os.read(read, 1000).decode()
+    os.waitpid(pid, 0)
+    os.close(read)
+    assert child == str(replace(parent, pid=pid, started=child.rsplit("/", 1)[1]))

@@ -55,7 +55,7 @@ def _read(path: Path) -> str:
         return ""
 
 
-def _pidns(pid: int | str) -> str:
+def _pidns(pid: int) -> str:
     try:
         link = os.readlink(PROC / str(pid) / "ns" / "pid")  # "pid:[4026531836]"
     except OSError:
@@ -75,14 +75,18 @@ def _stat(pid: int) -> tuple[str, str] | None:
     return fields[0], fields[19]  # field 3 (state) and field 22 (starttime)
 
 
-@cache
 def this_process() -> Owner:
-    pid = os.getpid()
+    pid = os.getpid()  # asked each time: a forked child is a process of its own
+    return _owner(pid)
+
+
+@cache
+def _owner(pid: int) -> Owner:
     stat = _stat(pid)
     return Owner(
         host=socket.gethostname(),
         boot=_read(PROC / "sys" / "kernel" / "random" / "boot_id"),
-        pidns=_pidns("self"),
+        pidns=_pidns(pid),
         pid=pid,
         started=stat[1] if stat else "",
     )
