@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from uuid import UUID
 
 from appliance.desktop.describe import describe_element, describe_screen, describe_selection
 from appliance.desktop.model import (
@@ -26,7 +27,7 @@ from appliance.desktop.resolve import best_name
 from appliance.intents.model import Intent, Read, Sequence, Step, dump_intent, parse_intent
 from appliance.intents.planner import Plan, Planner
 from appliance.journal.application import CONFLICT_ATTEMPTS, Journal, JournalConflict
-from appliance.journal.owners import owner_alive, this_process
+from appliance.journal.owners import performing, still_acting, this_process
 from appliance.policy.validator import (
     CONFIRM_BELOW,
     REJECT_BELOW,
@@ -118,6 +119,7 @@ class Session:
         self.speaks_later = speaks_later  # the voice layer records Spoke once audio is out
         self.device = device
         self._recent: list[Turn] = []
+        self._performing: list[UUID] = []  # turns whose actions this utterance carries out
         self._settings = Settings()
 
     # -- start-up ----------------------------------------------------------------------
@@ -185,6 +187,23 @@ class Session:
         trigger: str,
         heard: tuple[str, float | None, dict[str, float]],
         heard_clearly: bool = True,
+    ) -> TurnReport:
+        try:
+            return self._run(text, chosen, trigger, heard, heard_clearly)
+        finally:
+            # Every outcome is recorded by now, or never will be by this session (it failed
+            # half-way): either way no action of this utterance is under way any more.
+            for turn_id in self._performing:
+                performing(turn_id, busy=False)
+            self._performing.clear()
+
+    def _run(
+        self,
+        text: str,
+        chosen: Intent | None,
+        trigger: str,
+        heard: tuple[str, float | None, dict[str, float]],
+        heard_clearly: bool,
     ) -> TurnReport:
         # Read the journal once per utterance: its tail and the settings.
         self._recent = self.journal.recent_turns()
@@ -488,6 +507,11 @@ class Session:
             done.append(did(step))
         return self._finish(turn, report, Outcome.executed, " ".join(done))
 
+    def _perform_on(self, turn: Turn) -> None:
+        """Tell this process's other sessions that the turn's action is under way here."""
+        performing(turn.id, busy=True)
+        self._performing.append(turn.id)
+
     def _perform(self, turn: Turn, index: int, step: ResolvedStep, snapshot: Snapshot) -> str:
         """Write-ahead, act, record the outcome. Returns what to say on failure, else ''."""
         action = step.action
@@ -500,6 +524,7 @@ class Session:
         )
         shown = action.redacted() if step.secret else action
         target = node.name if node else (action.target or action.key or action.direction or "")
+        self._perform_on(turn)
         turn.start_action(
             index,
             shown.model_dump(mode="json", exclude_none=True),
@@ -564,6 +589,7 @@ class Session:
         action = Action(kind="restore", restore=restore)
         names = ", ".join(dict.fromkeys(s["target"] for s in target.steps))
         restoring = action.model_dump(mode="json", exclude_none=True)
+        self._perform_on(turn)
         turn.start_action(0, restoring, names, {}, owner=str(this_process()))
         self.journal.record(turn)
         try:
@@ -657,10 +683,10 @@ ORDINALS = {
 
 
 def _abandoned(turn: Turn) -> bool:
-    """An action without an outcome whose process can no longer record one."""
+    """An action without an outcome whose process (or session) can no longer record one."""
     if not turn.in_flight:
         return False
-    return not owner_alive(turn.steps[-1].get("owner", ""), turn.modified_on)
+    return not still_acting(turn.steps[-1].get("owner", ""), turn.id, turn.modified_on)
 
 
 def _interrupt(turn: Turn) -> None:

@@ -13,6 +13,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -25,7 +26,7 @@ from uuid import UUID
 import pytest
 
 import appliance
-from appliance.desktop.model import Snapshot
+from appliance.desktop.model import Action, ActionResult, Snapshot
 from appliance.desktop.scene import Scene
 from appliance.desktop.sim import SimDesktop
 from appliance.intents.grammar import GrammarPlanner
@@ -134,12 +135,14 @@ failed = sum(1 for pid in children if os.waitpid(pid, 0)[1])
 print(f"{failed} of {count} failed", flush=True)
 """
 
-# Processes pressing one switch (one Device aggregate) at once; forked like OPENERS.
+# Processes pressing one switch (one Device aggregate) at once, or saying what they said for one
+# turn (the voice layer's Spoke, once the audio is out); forked like OPENERS.
 PRESSERS = """
 import os, sys
+from uuid import UUID
 from appliance.journal.application import Journal
 
-store, count, presses = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+store, count, presses, turn = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 read, write = os.pipe()
 children = []
 for _ in range(count):
@@ -151,7 +154,10 @@ for _ in range(count):
         failed = 0
         for _ in range(presses):
             try:
-                journal.switch_pressed("switch", 1, "tap", "yes")
+                if turn:
+                    journal.spoke(UUID(turn), "Okay.", {})
+                else:
+                    journal.switch_pressed("switch", 1, "tap", "yes")
             except Exception as e:
                 failed += 1
                 print(f"{type(e).__name__}: {e}".splitlines()[0], flush=True)
@@ -160,7 +166,7 @@ for _ in range(count):
 os.close(read)
 os.write(write, bytes(count))
 failed = sum(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children)
-print(f"{failed} of {count * presses} presses failed", flush=True)
+print(f"{failed} of {count * presses} writes failed", flush=True)
 """
 
 
@@ -338,10 +344,19 @@ def test_workers_ask_answer_and_decline_each_others_questions(store: str, tmp_pa
 
 def test_processes_pressing_one_switch_count_every_press(store: str) -> None:
     Journal(store)
-    code, out, err = _finished(_python(PRESSERS, store, "4", "15"))
+    code, out, err = _finished(_python(PRESSERS, store, "4", "15", ""))
     assert (code, err) == (0, ""), err
-    assert out.splitlines()[-1] == "0 of 60 presses failed", out
+    assert out.splitlines()[-1] == "0 of 60 writes failed", out
     assert Journal(store).device("switch").presses == 60
+    _intact(store)
+
+
+def test_what_processes_said_for_one_turn_is_all_recorded(store: str) -> None:
+    asked = _process(store).say("click send")
+    code, out, err = _finished(_python(PRESSERS, store, "4", "15", asked.turn_id))
+    assert (code, err) == (0, ""), err
+    assert out.splitlines()[-1] == "0 of 60 writes failed", out
+    assert Journal(store).turn(UUID(asked.turn_id)).spoken.count("Okay.") == 60
     _intact(store)
 
 
@@ -371,8 +386,13 @@ class Meanwhile(SimDesktop):
         return super().snapshot()
 
 
-def _process(store: str, other: Callable[[], object] | None = None, skew: float = 0.0) -> Session:
-    scene = Scene.model_validate(messages())
+def _process(
+    store: str,
+    other: Callable[[], object] | None = None,
+    skew: float = 0.0,
+    screen: dict[str, Any] | None = None,
+) -> Session:
+    scene = Scene.model_validate(screen or messages())
     desktop = SimDesktop(scene) if other is None else Meanwhile(scene, other)
     return Session(
         Journal(store), desktop, Router(GrammarPlanner(), None), clock=lambda: time.time() + skew
@@ -410,6 +430,21 @@ def test_the_second_answer_to_one_question_is_not_taken_for_it(store: str) -> No
     _intact(store)
 
 
+def test_a_which_question_is_answered_once(store: str) -> None:
+    screen = messages()
+    contacts = screen["applications"][0]["windows"][0]["children"][7]["children"]
+    contacts.append({"role": "list item", "name": "Radio 1"})
+    first = _process(store, screen=screen)
+    asked = first.say("select radio")
+    assert asked.decision == Outcome.clarify
+    second = _process(store, other=lambda: first.say("radio one"), screen=screen)
+    report = second.say("the second one")
+    assert report.turn_id != asked.turn_id, "the question was answered already"
+    assert _names(store, asked.turn_id).count("Clarified") == 1
+    assert first.journal.turn(UUID(asked.turn_id)).outcome == "executed"
+    _intact(store)
+
+
 def test_a_question_answered_elsewhere_is_not_timed_out_too(store: str) -> None:
     first = _process(store)
     asked = first.say("click send")
@@ -442,10 +477,48 @@ def test_two_processes_find_one_dead_action_and_mark_it_once(store: str) -> None
     _intact(store)
 
 
-def test_a_live_owner_in_this_process_is_not_interrupted(store: str) -> None:
-    turn = _in_flight(store, str(this_process()))
-    assert _process(store).recover() == []
-    assert Journal(store).turn(turn.id).in_flight
+class Slow(SimDesktop):
+    """A screen whose actions wait for `go` (the kiosk's voice thread, acting), or fail."""
+
+    def __init__(self, scene: Scene, go: threading.Event, fail: bool = False) -> None:
+        super().__init__(scene)
+        self.go, self.fail, self.entered = go, fail, threading.Event()
+
+    def perform(self, action: Action) -> ActionResult:
+        self.entered.set()
+        self.go.wait(DEADLINE_S)
+        if self.fail:
+            raise RuntimeError("the application crashed under us")
+        return super().perform(action)
+
+
+def test_an_action_under_way_in_another_thread_is_left_alone(store: str) -> None:
+    go = threading.Event()
+    desktop = Slow(Scene.model_validate(messages()), go)
+    voice = Session(Journal(store), desktop, Router(GrammarPlanner(), None))
+    reports: list[Any] = []
+    thread = threading.Thread(target=lambda: reports.append(voice.say("untick urgent")))
+    thread.start()
+    assert desktop.entered.wait(DEADLINE_S)
+    switch = _process(store)  # the switch thread's session, in the same process
+    assert switch.say("what is on the screen").notices == []
+    go.set()
+    thread.join(DEADLINE_S)
+    assert reports and reports[0].decision == Outcome.executed
+    assert "Interrupted" not in _names(store, reports[0].turn_id)
+    _intact(store)
+
+
+def test_an_action_whose_session_failed_is_reported_by_the_next_one(store: str) -> None:
+    go = threading.Event()
+    go.set()
+    desktop = Slow(Scene.model_validate(messages()), go, fail=True)
+    crashed = Session(Journal(store), desktop, Router(GrammarPlanner(), None))
+    with pytest.raises(RuntimeError):
+        crashed.say("untick urgent")
+    after = _process(store).say("what is on the screen")
+    assert after.notices == ["I was interrupted while doing Urgent. Please check it."]
+    _intact(store)
 
 
 def test_two_questions_asked_at_once_leave_one_open(store: str) -> None:
@@ -530,3 +603,17 @@ def test_a_chain_row_collision_is_a_store_failure_not_a_race(tmp_path: Path) -> 
         pytest.fail(f"taken for a version conflict: {e}")
     except StoreError:
         pass  # reported as the store's failure (a chain that continues past the break is fine)
+
+
+def test_a_forked_child_owns_its_actions_itself() -> None:
+    parent = this_process()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report who it is, then leave without running pytest's exit
+        os.write(write, str(this_process()).encode())
+        os._exit(0)
+    os.close(write)
+    child = os.read(read, 1000).decode()
+    os.waitpid(pid, 0)
+    os.close(read)
+    assert child == str(replace(parent, pid=pid, started=child.rsplit("/", 1)[1]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
@@ -27,6 +27,7 @@ from appliance.journal.verification import (
 from appliance.settings import Settings
 from appliance.turn import Turn
 
+A = TypeVar("A", Device, Turn)
 PAGE = 2000
 RECENT_EVENTS = 240
 """How far back the projections of `say` look: enough for the pending question, the last
@@ -35,7 +36,7 @@ CONFLICT_ATTEMPTS = 5
 """How often a change to an aggregate that other processes also write (an open question, an
 action whose process died, a device's counters) is tried afresh after losing a race. Each loss
 means another process moved it on; the bound only guards against a livelock."""
-DEVICE_ATTEMPTS = 20  # a device's events always still apply: retried longer, with back-off
+AMEND_ATTEMPTS = 20  # events that always still apply: retried longer, with back-off
 
 
 class JournalConflict(StoreError):
@@ -180,38 +181,40 @@ class Journal(Application[UUID]):
                 folded = event.mutate(folded)
             return cast(Device, folded) if folded is not None else Device(name)
 
-    def _device_event(self, name: str, change: Callable[[Device], None]) -> None:
-        """Record one event on a device. Other processes record on it (and may register it)
-        too: after a version conflict the device is read again and the event recorded afresh.
-
-        Unlike a turn's, these changes always still apply, so writers that keep colliding (a
-        switch pressed from two processes at once) back off by a random few milliseconds.
-        """
-        for attempt in range(DEVICE_ATTEMPTS):
-            device = self.device(name)
-            change(device)
+    def _amend(self, load: Callable[[], A], change: Callable[[A], None]) -> None:
+        """Record one event that always still applies (a device's counter, what was said) on
+        an aggregate other processes write too: after a version conflict it is read again and
+        the event recorded afresh, with a random few milliseconds' back-off, since writers
+        that keep colliding (a switch pressed from two processes) would collide again."""
+        for attempt in range(AMEND_ATTEMPTS):
+            aggregate = load()
+            change(aggregate)
             try:
-                self.record(device)
+                self.record(aggregate)
             except JournalConflict:
-                if attempt == DEVICE_ATTEMPTS - 1:
+                if attempt == AMEND_ATTEMPTS - 1:
                     raise
                 time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
                 continue
             return
 
     def device_fault(self, name: str, message: str) -> None:
-        self._device_event(name, lambda device: device.fault(message=message))
+        self._amend(lambda: self.device(name), lambda device: device.fault(message=message))
 
     def count_ignored_speech(self, name: str, count: int) -> None:
         if count:
-            self._device_event(name, lambda device: device.speech_ignored(count=count))
+            self._amend(lambda: self.device(name), lambda d: d.speech_ignored(count=count))
 
     def switch_pressed(self, name: str, switch: int, gesture: str, meaning: str) -> None:
         """Every switch press is journaled, with what it was taken to mean at that moment."""
-        self._device_event(
-            name,
+        self._amend(
+            lambda: self.device(name),
             lambda device: device.switch_pressed(switch=switch, gesture=gesture, meaning=meaning),
         )
+
+    def spoke(self, turn_id: UUID, text: str, timings: dict[str, float]) -> None:
+        """What was said for a turn, once the audio is out (the turn may have moved on since)."""
+        self._amend(lambda: self.turn(turn_id), lambda t: t.spoke(text=text, timings=timings))
 
     # -- reading -----------------------------------------------------------------------
 

@@ -2,17 +2,21 @@
 
 An `ActionStarted` names its owner: host, boot, PID namespace, PID and the process's start time.
 A turn found acting may only be marked Interrupted when its owner is gone; a live owner's turn
-is left alone, because that process will record the real outcome.
+is left alone, because that process will record the real outcome. Within this process, a turn
+is acting only while a session has it registered (`performing`): one whose session failed
+half-way is as abandoned as a dead process's.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
+from uuid import UUID
 
 PROC = Path("/proc")
 
@@ -55,7 +59,7 @@ def _read(path: Path) -> str:
         return ""
 
 
-def _pidns(pid: int | str) -> str:
+def _pidns(pid: int) -> str:
     try:
         link = os.readlink(PROC / str(pid) / "ns" / "pid")  # "pid:[4026531836]"
     except OSError:
@@ -75,14 +79,18 @@ def _stat(pid: int) -> tuple[str, str] | None:
     return fields[0], fields[19]  # field 3 (state) and field 22 (starttime)
 
 
-@cache
 def this_process() -> Owner:
-    pid = os.getpid()
+    pid = os.getpid()  # asked each time: a forked child is a process of its own
+    return _owner(pid)
+
+
+@cache
+def _owner(pid: int) -> Owner:
     stat = _stat(pid)
     return Owner(
         host=socket.gethostname(),
         boot=_read(PROC / "sys" / "kernel" / "random" / "boot_id"),
-        pidns=_pidns("self"),
+        pidns=_pidns(pid),
         pid=pid,
         started=stat[1] if stat else "",
     )
@@ -104,3 +112,25 @@ def owner_alive(owner: str, started_on: datetime, now: datetime | None = None) -
     if stat is None or stat[0] in ("Z", "X"):  # gone, or dead and not yet reaped
         return False
     return stat[1] == theirs.started  # else the PID was reused by a newer process
+
+
+_performing: set[UUID] = set()
+_performing_lock = threading.Lock()  # sessions of the voice and switch threads share it
+
+
+def performing(turn_id: UUID, busy: bool) -> None:
+    """Register (or, with `busy` False, release) a turn whose action this process carries out,
+    from before its `ActionStarted` is written until its outcome is."""
+    with _performing_lock:
+        if busy:
+            _performing.add(turn_id)
+        else:
+            _performing.discard(turn_id)
+
+
+def still_acting(owner: str, turn_id: UUID, started_on: datetime) -> bool:
+    """Whether the action of a turn found in flight may still be under way."""
+    if owner == str(this_process()):
+        with _performing_lock:
+            return turn_id in _performing
+    return owner_alive(owner, started_on)

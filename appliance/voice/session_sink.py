@@ -90,9 +90,7 @@ class SessionSink:
     def spoke(self, turn_id: str, text: str, timings: dict[str, float]) -> None:
         if not turn_id:
             return
-        turn = self.journal.turn(UUID(turn_id))
-        turn.spoke(text=text, timings=timings)
-        self.journal.record(turn)
+        self.journal.spoke(UUID(turn_id), text, timings)
 
     def fault(self, message: str) -> None:
         """The microphone went away (or came back): journal it; the source retries by itself."""
