@@ -11,7 +11,7 @@ from eventsourcing.persistence import Notification
 
 from appliance.journal.aggregates import SETTINGS_ID, Device, DeviceSettings
 from appliance.journal.chain import Break, ChainedPostgresRecorder, ChainedSQLiteRecorder, verify
-from appliance.journal.store import StoreError, store_env
+from appliance.journal.store import StoreError, store_env, store_failure
 from appliance.settings import Settings
 from appliance.turn import Turn
 
@@ -27,12 +27,13 @@ class Journal(Application[UUID]):
 
     def __init__(self, store: str | None = None) -> None:
         env = store_env(store)
+        self._env = env
         self._tail: dict[UUID, Turn] = {}
         self._tail_upto = 0
         try:
             super().__init__(env=env)
         except Exception as e:  # the store itself is unreachable or unusable
-            raise StoreError(f"cannot open the journal store: {_first_line(e)}") from None
+            raise StoreError(store_failure("open", e, env)) from None
 
     # -- writing -----------------------------------------------------------------------
 
@@ -40,7 +41,7 @@ class Journal(Application[UUID]):
         try:
             self.save(*aggregates)
         except Exception as e:
-            raise StoreError(f"cannot write to the journal: {_first_line(e)}") from None
+            raise StoreError(store_failure("write to", e, self._env)) from None
 
     # -- settings ----------------------------------------------------------------------
 
