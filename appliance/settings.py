@@ -112,6 +112,17 @@ class Settings(BaseModel):
     def keys(cls) -> list[str]:
         return list(cls.model_fields)
 
+    @classmethod
+    def from_stored(cls, values: dict[str, Any]) -> Settings:
+        """Settings from the journal, where a value an earlier version allowed and this one
+        refuses (confirm_timeout_s 0) is read as its default, never a failure of every turn."""
+        try:
+            return cls.model_validate(values)
+        except ValidationError as e:
+            refused = {str(err["loc"][0]) for err in e.errors() if err["loc"]}
+            kept = {k: v for k, v in values.items() if k not in refused and k in cls.model_fields}
+            return cls.model_validate(kept)
+
 
 def plain_text(text: str) -> str:
     """`text` stripped, if it is short and has no control characters; else ValueError."""

@@ -490,3 +490,16 @@ def test_bench_planner_reports_progress_on_stderr_as_it_goes() -> None:
     counts = [line for line in lines if line.startswith("grammar: ") and "/" in line]
     every = PROGRESS_EVERY
     assert counts == [f"grammar: {n}/{limit}" for n in (every, 2 * every, limit)]
+
+
+def test_a_value_an_earlier_version_stored_does_not_stop_the_appliance(tmp_path: Path) -> None:
+    """confirm_timeout_s 1 was allowed before the range was tightened: read as the default."""
+    from appliance.journal.application import Journal
+    from appliance.settings import Settings
+
+    kiosk = Kiosk(tmp_path, messages())
+    Journal(kiosk.store).change_setting("confirm_timeout_s", 1.0, by="an older version")
+    shown = run("settings", "show", "--json", "--store", kiosk.store)
+    assert shown.code == 0 and shown.json()["confirm_timeout_s"] == Settings().confirm_timeout_s
+    assert kiosk.say("click send")["decision"] == "needs_confirmation"
+    assert kiosk.say("yes")["decision"] == "executed", "the question did not time out at once"

@@ -52,7 +52,7 @@ class Journal(Application[UUID]):
             return DeviceSettings()
 
     def settings(self) -> Settings:
-        return Settings.model_validate(self._settings_aggregate().values)
+        return Settings.from_stored(self._settings_aggregate().values)
 
     def change_setting(self, key: str, value: Any, by: str) -> tuple[Any, Any]:
         """Record a change; returns (old, new). The value must already be validated."""
