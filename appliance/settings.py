@@ -146,6 +146,8 @@ def _is_list(key: str) -> bool:
 def _list_value(key: str, raw: str) -> tuple[str, ...]:
     """A JSON list (["Radio", "Calendar"]) or a comma list (Radio, Calendar) of names."""
     text = raw.strip()
+    if text.startswith("{"):
+        raise SettingsError(f'bad value for {key}: write ["Radio", "Calendar"] or Radio,Calendar')
     if not text.startswith("["):
         return tuple(part.strip() for part in text.split(",") if part.strip())
     try:

@@ -227,6 +227,7 @@ def test_settings_are_validated_by_their_model(tmp_path: Path) -> None:
         ("confirm_timeout_s", "nan"): "confirm_timeout_s",
         ("denylist_apps", '["Radio", 4]'): "names",
         ("denylist_apps", '["Radio",'): "JSON list",
+        ("denylist_apps", '{"Radio": 1}'): "Radio,Calendar",
         ("denylist_apps", '["Radio", " "]'): "empty",
         ("wake_phrase", "hey\x1b[2Jjuniper"): "control character",
         ("wake_phrase", "hey\u202ejuniper"): "control character",
