@@ -104,6 +104,11 @@ def test_a_huge_field_is_cut_when_read_spoken_and_journaled(tmp_path: Path) -> N
     assert all(len(r["detail"]) < 10 * MAX_VALUE_CHARS for r in timeline)
     # Two turns on a 5 MB field: the journal grew by kilobytes, not by the field each time.
     assert store_bytes(kiosk.store) - before < 512 * 1024
+    # Only the start of the old value was kept, so undo refuses rather than cut the field.
+    whole = kiosk.element("Message")["value"]
+    undone = kiosk.say("undo that")
+    assert undone["decision"] == "rejected" and "too long to put back" in undone["spoken"]
+    assert kiosk.element("Message")["value"] == whole
 
 
 def test_every_adapter_hands_on_capped_names_and_values() -> None:
