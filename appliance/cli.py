@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,14 +16,15 @@ from typing import Annotated, Any
 import typer
 from typer.exceptions import TyperException
 
-from appliance.audit.timeline import SinceError
+from appliance.audit.timeline import AuditQueryError
 from appliance.desktop.model import Desktop, DesktopError
 from appliance.desktop.scene import SceneError
 from appliance.desktop.sim import SimDesktop
 from appliance.journal.application import Journal
-from appliance.journal.store import StoreError
+from appliance.journal.store import StoreError, default_store_path
 from appliance.journal.verification import HeadError
-from appliance.settings import Settings, SettingsError, parse_value
+from appliance.limits import MAX_UTTERANCE_CHARS, control_characters
+from appliance.settings import Settings, SettingsError, caregiver_name, parse_value
 
 app = typer.Typer(
     add_completion=False,
@@ -45,7 +46,7 @@ USER_ERRORS: tuple[type[Exception], ...] = (
     SceneError,
     SettingsError,
     DesktopError,
-    SinceError,
+    AuditQueryError,
     HeadError,
     FileNotFoundError,
 )
@@ -61,6 +62,41 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
 
 class CliError(Exception):
     """A one-line error for the user."""
+
+
+def checked_words(text: str, doing: str) -> str:
+    """The words of `say` or `plan`, refused in one line before anything is read or acted on:
+    empty, longer than a person says at once, not UTF-8, or holding control characters."""
+    if not text.strip():
+        raise CliError(f"nothing to {doing}: the text is empty")
+    if len(text) > MAX_UTTERANCE_CHARS:
+        raise CliError(
+            f"the text is too long to {doing} ({len(text)} characters; at most "
+            f"{MAX_UTTERANCE_CHARS}): say it in shorter parts"
+        )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that were not UTF-8 arrive as lone surrogates
+        raise CliError(
+            f"the text to {doing} is not valid UTF-8; check the terminal's encoding"
+        ) from None
+    controls = control_characters(text.replace("\n", " ").replace("\t", " "))
+    if controls:
+        raise CliError(
+            f"the text to {doing} holds the control character {controls[0]!r}; "
+            "type plain words"
+        )
+    return text.replace("\n", " ").replace("\t", " ")
+
+
+def journal_settings(store: str | None) -> Settings:
+    """The settings `say` would use, without creating a journal: the default journal's when it
+    exists, else the defaults."""
+    if store:
+        return Journal(store).settings()
+    if default_store_path().exists():
+        return Journal(None).settings()
+    return Settings()
 
 
 @contextmanager
@@ -134,8 +170,7 @@ def say(
     """Run one turn from text (no audio)."""
     from appliance.session import Session
 
-    if not text.strip():
-        raise CliError("nothing to say: the text is empty")
+    text = checked_words(text, "say")
     journal = Journal(store)
     with opened_desktop(desktop) as screen:
         session = Session(journal, screen, build_planner(journal.settings()))
@@ -166,11 +201,9 @@ def plan(
     from appliance.desktop.model import Snapshot
     from appliance.intents.model import dump_intent
     from appliance.policy.validator import validate
-    from appliance.settings import Settings
 
-    if not text.strip():
-        raise CliError("nothing to plan: the text is empty")
-    settings = Journal(store).settings() if store else Settings()
+    text = checked_words(text, "plan")
+    settings = journal_settings(store)
     with opened_desktop(desktop, write_back=False) as screen:
         snapshot: Snapshot = screen.snapshot()
     if show_context:
@@ -346,6 +379,7 @@ def settings_set(
     store: StoreOpt = None,
 ) -> None:
     """Change a setting; the journal records who changed what from what to what."""
+    by = caregiver_name(by)
     parsed = parse_value(key, value)
     old, new = Journal(store).change_setting(key, parsed, by=by)
     typer.echo(f"{key}: {old} -> {new} (by {by})")
@@ -367,6 +401,10 @@ def run(
     from appliance.kiosk import run_kiosk
     from appliance.session import TurnReport
 
+    if speak_to is not None:  # found out now, not after the commands have been carried out
+        from appliance.voice.output import check_speak_to
+
+        check_speak_to(speak_to)
     journal = Journal(store)
 
     def report(turn: TurnReport) -> None:
@@ -398,11 +436,16 @@ def switch_probe(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     found = probe(Journal(store).settings())
     if as_json:
         _print_json([asdict(c) for c in found])
-        return
+    else:
+        for c in found:
+            typer.echo("  ".join(f"{k}={v}" for k, v in asdict(c).items()))
+    # The same exit with and without --json: non-zero when no device would be used.
     if not found:
         raise CliError("No switch found: plug one in, or set switch_device and switch_keys.")
-    for c in found:
-        typer.echo("  ".join(f"{k}={v}" for k, v in asdict(c).items()))
+    if not any(c.chosen for c in found):
+        raise CliError(
+            "None of these would be used as the switch: set switch_device and switch_keys."
+        )
 
 
 @app.command()
@@ -517,9 +560,16 @@ def bench(
         from appliance.intents.grammar import GrammarPlanner
 
         llms = packaged_llms()
+
+        def progress(corpus: str) -> Callable[[str], None]:
+            # Minutes with a model: progress on stderr, the JSON alone on stdout.
+            return lambda line: typer.echo(f"bench planner: {corpus}: {line}", err=True)
+
         _print_json({
-            "corpus": bench_planner(GrammarPlanner(), llms, CORPUS),
-            "held_out": bench_planner(GrammarPlanner(), llms, HELD_OUT),
+            "corpus": bench_planner(GrammarPlanner(), llms, CORPUS, progress=progress("corpus")),
+            "held_out": bench_planner(
+                GrammarPlanner(), llms, HELD_OUT, progress=progress("held out")
+            ),
         })
     elif what == "desktop":
         from appliance.desktop.atspi.bench import bench_desktop

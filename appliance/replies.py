@@ -14,6 +14,7 @@ from appliance.intents.model import (
     Step,
     TypeText,
 )
+from appliance.limits import MAX_SPOKEN_CHARS, clip
 from appliance.policy.validator import UNSURE, ResolvedStep, Verdict
 
 KEY_WORDS = {
@@ -35,7 +36,11 @@ def _number(value: float) -> str:
 
 
 def did(step: ResolvedStep) -> str:
-    """Past tense, one sentence: 'Typed hello grandma into Message.'"""
+    """Past tense, one sentence: 'Typed hello grandma into Message.' (cut if very long)"""
+    return clip(_did(step), MAX_SPOKEN_CHARS)
+
+
+def _did(step: ResolvedStep) -> str:
     i = step.intent
     name = step.node.name if step.node else getattr(i, "target", "") or ""
     if isinstance(i, TypeText):

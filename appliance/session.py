@@ -28,6 +28,7 @@ from appliance.intents.model import Intent, Read, Sequence, Step, dump_intent, p
 from appliance.intents.planner import Plan, Planner
 from appliance.journal.application import CONFLICT_ATTEMPTS, Journal, JournalConflict
 from appliance.journal.owners import performing, still_acting, this_process
+from appliance.limits import MAX_VALUE_CHARS, clip, was_cut
 from appliance.policy.validator import (
     CONFIRM_BELOW,
     REJECT_BELOW,
@@ -77,7 +78,7 @@ def state_json(states: dict[str, ElementState], snapshot: Snapshot) -> dict[str,
     out: dict[str, Any] = {}
     for key, s in states.items():
         node = snapshot.node(key)
-        value = s.value
+        value = clip(s.value, MAX_VALUE_CHARS) if isinstance(s.value, str) else s.value
         if node is not None and node.secret and value:
             value = REDACTED
         out[key] = {
@@ -267,7 +268,7 @@ class Session:
             if choice is not None:
                 return self._which(pending, choice, text, snapshot, heard)
         if pending is not None and kind in ("confirm", "deny", "cancel"):
-            by = "voice" if trigger in ("voice", "text") else trigger
+            by = trigger  # "voice", "text" (typed), "switch": how the answer came
             return self._answer(pending, text, plan, kind == "confirm", heard, by)
         if pending is not None:  # a new command replaces the open question
             self._change_shared(pending, _open, _replace)
@@ -579,6 +580,10 @@ class Session:
                         report,
                         Outcome.rejected,
                         f"I can't put back the hidden value of {step['target']}.",
+                    )
+                if was_cut(data["value"]):  # only its start was kept: putting it back loses text
+                    return self._finish(
+                        turn, report, Outcome.rejected, f"{step['target']} is too long to put back."
                     )
                 restore[key] = state_from_json(data)
         changed = self._changed_since(target, snapshot)

@@ -1,21 +1,36 @@
-"""Caregiver settings: what the appliance is allowed to do. Changed only through the journal."""
+"""Caregiver settings: what the appliance is allowed to do. Changed only through the journal.
+
+The model is the one check of every value, whoever sets it: ranges keep the appliance usable
+(a question that times out at once could never be answered), text has no control characters.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import json
+from typing import Any, Literal, get_origin
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from appliance.limits import MAX_SETTING_CHARS, control_characters
+
+MIN_CONFIRM_TIMEOUT_S = 5.0
+"""Time to hear a question and answer it by voice or switch; less makes every yes impossible."""
+
 
 class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, allow_inf_nan=False, str_strip_whitespace=True
+    )
 
     allow_destructive: bool = Field(
         default=False, description="let deleting, erasing and factory resets through (confirmed)"
     )
     confirm_timeout_s: float = Field(
-        default=30.0, ge=0.0, le=3600.0, description="how long a question waits for yes or no"
+        default=30.0,
+        ge=MIN_CONFIRM_TIMEOUT_S,
+        le=3600.0,
+        description="how long a question waits for yes or no",
     )
     max_unconfirmed_per_minute: int = Field(
         default=10, ge=0, le=600, description="actions a minute before each one needs a yes"
@@ -48,10 +63,10 @@ class Settings(BaseModel):
         default=250.0, ge=0.0, le=5000.0, description="a press this soon after a release is ignored"
     )
     switch_hold_s: float = Field(
-        default=0.8, gt=0.0, le=10.0, description="a press held this long is a hold, not a tap"
+        default=0.8, ge=0.2, le=10.0, description="a press held this long is a hold, not a tap"
     )
     switch_long_hold_s: float = Field(
-        default=2.5, gt=0.0, le=30.0, description="a press held this long cancels or undoes"
+        default=2.5, ge=0.5, le=30.0, description="a press held this long cancels or undoes"
     )
     switch_talk: Literal["tap", "hold"] = Field(
         default="tap", description="tap: listen until you stop; hold: listen while held"
@@ -71,6 +86,19 @@ class Settings(BaseModel):
         default=False, description="scanning moves only while the switch is held; release selects"
     )
 
+    @field_validator("wake_phrase", "ollama_host", "ollama_model", "switch_device")
+    @classmethod
+    def _plain_text(cls, text: str) -> str:
+        return plain_text(text)
+
+    @field_validator("denylist_apps", "switch_keys", "switch_second_keys")
+    @classmethod
+    def _plain_items(cls, items: tuple[str, ...]) -> tuple[str, ...]:
+        cleaned = tuple(plain_text(item) for item in items)
+        if any(not item for item in cleaned):
+            raise ValueError("an empty name in the list")
+        return cleaned
+
     @field_validator("ollama_host")
     @classmethod
     def _loopback_only(cls, host: str) -> str:
@@ -84,20 +112,78 @@ class Settings(BaseModel):
     def keys(cls) -> list[str]:
         return list(cls.model_fields)
 
+    @classmethod
+    def from_stored(cls, values: dict[str, Any]) -> Settings:
+        """Settings from the journal, where a value an earlier version allowed and this one
+        refuses (confirm_timeout_s 0) is read as its default, never a failure of every turn."""
+        try:
+            return cls.model_validate(values)
+        except ValidationError as e:
+            refused = {str(err["loc"][0]) for err in e.errors() if err["loc"]}
+            kept = {k: v for k, v in values.items() if k not in refused and k in cls.model_fields}
+            return cls.model_validate(kept)
+
+
+def plain_text(text: str) -> str:
+    """`text` stripped, if it is short and has no control characters; else ValueError."""
+    controls = control_characters(text)
+    if controls:
+        raise ValueError(f"control character {controls[0]!r} is not allowed")
+    text = text.strip()
+    if len(text) > MAX_SETTING_CHARS:
+        raise ValueError(f"longer than {MAX_SETTING_CHARS} characters")
+    return text
+
 
 class SettingsError(Exception):
     """An unknown setting or a value it cannot take; the message is one line."""
+
+
+def _is_list(key: str) -> bool:
+    return get_origin(Settings.model_fields[key].annotation) is tuple
+
+
+def _list_value(key: str, raw: str) -> tuple[str, ...]:
+    """A JSON list (["Radio", "Calendar"]) or a comma list (Radio, Calendar) of names."""
+    text = raw.strip()
+    if text.startswith("{"):
+        raise SettingsError(f'bad value for {key}: write ["Radio", "Calendar"] or Radio,Calendar')
+    if not text.startswith("["):
+        return tuple(part.strip() for part in text.split(",") if part.strip())
+    try:
+        items = json.loads(text)
+    except json.JSONDecodeError:
+        raise SettingsError(
+            f'bad value for {key}: not a JSON list; write ["Radio", "Calendar"] or Radio,Calendar'
+        ) from None
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise SettingsError(f"bad value for {key}: the list must hold names (text)")
+    return tuple(items)
 
 
 def parse_value(key: str, raw: str) -> Any:
     """Turn a caregiver's text (from the CLI or a web form) into a validated value."""
     if key not in Settings.model_fields:
         raise SettingsError(f"unknown setting {key!r}; known: {', '.join(Settings.keys())}")
-    value: Any = raw
-    if key in ("denylist_apps", "switch_keys", "switch_second_keys"):
-        value = tuple(a.strip() for a in raw.split(",") if a.strip())
+    value: Any = _list_value(key, raw) if _is_list(key) else raw
     try:
         checked = Settings.model_validate({key: value})
     except ValidationError as e:
-        raise SettingsError(f"bad value for {key}: {e.errors()[0]['msg']}") from None
+        raise SettingsError(f"bad value for {key}: {_one_line(e)}") from None
     return getattr(checked, key)
+
+
+def caregiver_name(raw: str) -> str:
+    """Who made a change, as the journal records it: a name, stripped, never empty."""
+    try:
+        name = plain_text(raw)
+    except ValueError as e:
+        raise SettingsError(f"bad name for --by: {e}") from None
+    if not name:
+        raise SettingsError("--by needs the name of who is making the change")
+    return name
+
+
+def _one_line(e: ValidationError) -> str:
+    msg = str(e.errors()[0]["msg"]).removeprefix("Value error, ")
+    return " ".join(msg.split())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -55,13 +56,15 @@ def test_cancel_a_pending_question_and_a_new_command_replaces_it(kiosk: Kiosk) -
 
 
 def test_a_pending_confirmation_expires(kiosk: Kiosk) -> None:
+    # 5 s is the shortest wait a caregiver can set (issue 10: 0 made every yes impossible).
     assert (
         run(
-            "settings", "set", "confirm_timeout_s", "0", "--by", "test", "--store", kiosk.store
+            "settings", "set", "confirm_timeout_s", "5", "--by", "test", "--store", kiosk.store
         ).code
         == 0
     )
     kiosk.say("click send")
+    time.sleep(5.2)
     late = kiosk.say("yes")
     assert late["decision"] == "rejected"
     assert any("timed out" in n for n in late["notices"])

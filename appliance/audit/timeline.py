@@ -7,11 +7,21 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from appliance.journal.application import Journal
+from appliance.limits import escape_controls
 
 EVENT_NAMES = {"Created": "SettingsCreated"}
+SINCE_HELP = "try 2026-11-21, 09:00, 2h or today"
 
 
-class SinceError(ValueError):
+class AuditQueryError(ValueError):
+    """A question to the audit that cannot be answered as asked; the message is one line."""
+
+
+class SinceError(AuditQueryError):
+    pass
+
+
+class NoSuchTurn(AuditQueryError):
     pass
 
 
@@ -20,20 +30,22 @@ def parse_since(text: str | None, now: datetime | None = None) -> datetime | Non
     if not text:
         return None
     now = now or datetime.now(UTC)
+    try:
+        return _since(text.strip(), now)
+    except (ValueError, OverflowError):  # 25:99, 99999999999d, 2026-13-45
+        raise SinceError(f"cannot read --since {escape_controls(text)!r}; {SINCE_HELP}") from None
+
+
+def _since(text: str, now: datetime) -> datetime:
     if text == "today":
         return now.replace(hour=0, minute=0, second=0, microsecond=0)
-    if m := re.fullmatch(r"(\d+)\s*([smhd])", text.strip()):
+    if m := re.fullmatch(r"(\d+)\s*([smhd])", text):
         unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[m.group(2)]
         return now - timedelta(**{unit: int(m.group(1))})
-    if re.fullmatch(r"\d{1,2}:\d{2}", text.strip()):
+    if re.fullmatch(r"\d{1,2}:\d{2}", text):
         hour, minute = map(int, text.split(":"))
         return now.replace(hour=hour, minute=minute, second=0, microsecond=0)
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        raise SinceError(
-            f"cannot read --since {text!r}; try 2026-11-21, 09:00, 2h or today"
-        ) from None
+    parsed = datetime.fromisoformat(text)
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
@@ -88,12 +100,22 @@ def _detail(name: str, e: Any) -> str:
 def timeline(
     journal: Journal, since: datetime | None = None, turn: str | None = None
 ) -> list[dict[str, Any]]:
+    """Every event (since `since`, of the turn whose id starts with `turn`) as one row.
+
+    A `turn` that names no turn in the journal is NoSuchTurn, not an empty timeline."""
+    wanted = turn.replace("-", "").lower() if turn is not None else None
+    if wanted is not None and not re.fullmatch(r"[0-9a-f]{1,32}", wanted):
+        raise NoSuchTurn(
+            f"no turn {escape_controls(turn or '')!r}: a turn id is hex digits, as audit shows it"
+        )
     rows = []
+    seen_turn = False
     for nid, e in journal.domain_events():
-        if since and e.timestamp < since:
-            continue
         oid = e.originator_id.hex
-        if turn and not oid.startswith(turn.replace("-", "")):
+        if wanted is not None and not oid.startswith(wanted):
+            continue
+        seen_turn = True
+        if since and e.timestamp < since:
             continue
         cls = type(e).__qualname__
         aggregate, _, name = cls.rpartition(".")
@@ -113,14 +135,19 @@ def timeline(
                 },
             }
         )
+    if wanted is not None and not seen_turn:
+        raise NoSuchTurn(f"no turn {turn!r} in the journal")
     return rows
 
 
 def render_table(rows: list[dict[str, Any]]) -> str:
+    """One line per event; control characters in recorded text are shown escaped, so what was
+    said or typed can never move the cursor, recolour or reorder the caregiver's terminal."""
     if not rows:
         return "The journal is empty."
     lines = [f"{'time':<12} {'turn':<8} {'event':<20} detail"]
     for r in rows:
         clock = r["time"][11:23]
-        lines.append(f"{clock:<12} {r['turn']:<8} {r['event']:<20} {r['detail']}")
+        detail = escape_controls(str(r["detail"]))
+        lines.append(f"{clock:<12} {r['turn']:<8} {escape_controls(r['event']):<20} {detail}")
     return "\n".join(lines)

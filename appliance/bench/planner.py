@@ -11,7 +11,7 @@ import math
 import os
 import statistics
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,10 @@ from appliance.intents.router import Router
 
 CORPUS = Path(__file__).with_name("planner_corpus.yaml")
 HELD_OUT = Path(__file__).with_name("planner_heldout.yaml")
+PROGRESS_EVERY = 10
+"""A progress line after this many requests: a model takes seconds a request, a run minutes."""
+
+Progress = Callable[[str], None]
 
 
 class CorpusRequest(BaseModel):
@@ -152,13 +156,25 @@ def _ordered(corpus: Corpus) -> list[CorpusRequest]:
     return sorted(corpus.requests, key=lambda r: order.index(r.scene))
 
 
+def _counted(
+    requests: Sequence[CorpusRequest], label: str, say: Progress
+) -> Iterator[CorpusRequest]:
+    """The requests, saying "label: done/total" every PROGRESS_EVERY of them and at the end."""
+    for done, req in enumerate(requests, 1):
+        yield req
+        if done % PROGRESS_EVERY == 0 or done == len(requests):
+            say(f"{label}: {done}/{len(requests)}")
+
+
 def _run(
     requests: Sequence[CorpusRequest],
     snapshots: Mapping[str, Snapshot],
     plan: Callable[[CorpusRequest, Snapshot], Plan],
+    label: str = "",
+    say: Progress = lambda _msg: None,
 ) -> list[_Outcome]:
     out = []
-    for req in requests:
+    for req in _counted(requests, label, say):
         started = time.perf_counter()
         try:
             result: Plan | None = plan(req, snapshots[req.scene])
@@ -183,6 +199,7 @@ def _hybrid(
     snapshots: Mapping[str, Snapshot],
     handled: set[int],
     weak_below: float,
+    say: Progress = lambda _msg: None,
 ) -> dict[str, Any]:
     """The router over the corpus, showing that grammar-handled requests never reach the model."""
     counting = _CountingLLM(llm)
@@ -190,7 +207,7 @@ def _hybrid(
     calls_on_handled = 0
     handled_ms: list[float] = []
     outcomes = []
-    for req in requests:
+    for req in _counted(requests, f"{llm.model}: hybrid", say):
         before = counting.calls
         started = time.perf_counter()
         plan = router.plan(req.text, snapshots[req.scene], req.history)
@@ -221,7 +238,9 @@ def bench_planner(
     say = progress or (lambda _msg: None)
 
     say(f"grammar: {len(requests)} requests")
-    grammar_runs = _run(requests, snapshots, lambda r, s: grammar.plan(r.text, s, r.history))
+    grammar_runs = _run(
+        requests, snapshots, lambda r, s: grammar.plan(r.text, s, r.history), "grammar", say
+    )
     report: dict[str, Any] = {
         "corpus": {"path": str(corpus_path), "requests": len(requests),
                    "scenes": sorted({r.scene for r in requests})},
@@ -253,9 +272,11 @@ def bench_planner(
         entry["warmup_ms"] = round((time.perf_counter() - started) * 1000, 1)
 
         say(f"{llm.model}: LLM only")
-        entry["llm_only"] = _summary(_run(requests, snapshots, _asking(llm)))
+        entry["llm_only"] = _summary(
+            _run(requests, snapshots, _asking(llm), f"{llm.model}: LLM only", say)
+        )
         say(f"{llm.model}: hybrid")
-        entry["hybrid"] = _hybrid(grammar, llm, requests, snapshots, handled, weak_below)
+        entry["hybrid"] = _hybrid(grammar, llm, requests, snapshots, handled, weak_below, say)
         entry["load_average_after"] = os.getloadavg()
         report["models"].append(entry)
     return report

@@ -1,11 +1,14 @@
 """Short spoken summaries of the screen for `read` intents, built from a snapshot.
 
-Secret values are never spoken: a password field is only ever "empty" or "filled in".
+Secret values are never spoken: a password field is only ever "empty" or "filled in". Every
+summary is one pass over the snapshot (a window can hold a hundred thousand elements) and is cut
+to what can be listened to (appliance/limits.py).
 """
 
 from __future__ import annotations
 
 from appliance.desktop.model import Node, Snapshot
+from appliance.limits import MAX_SCREEN_NAMES_SPOKEN, MAX_SPOKEN_CHARS, clip
 
 # Spoken first when listing what can be used: the things people most often ask to press.
 ACTION_ORDER = (
@@ -14,7 +17,6 @@ ACTION_ORDER = (
     "menu item",
 )
 ACTIONABLE_ROLES = frozenset(ACTION_ORDER)
-MAX_ACTIONS = 8
 
 
 def _number(value: float) -> str:
@@ -38,6 +40,10 @@ def value_words(node: Node) -> str:
 
 
 def describe_element(node: Node) -> str:
+    return clip(_element_words(node), MAX_SPOKEN_CHARS)
+
+
+def _element_words(node: Node) -> str:
     parts = [f"{node.name or 'unnamed'}, {node.role}"]
     said = value_words(node)
     if said:
@@ -51,20 +57,27 @@ def describe_element(node: Node) -> str:
 
 
 def _usable(nodes: list[Node]) -> list[str]:
-    """Names of enabled, visible controls, the likeliest first, each once."""
-    rank = {role: i for i, role in enumerate(ACTION_ORDER)}
-    ranked = sorted(
-        (n for n in nodes if n.role in ACTIONABLE_ROLES and n.enabled and n.visible and n.name),
-        key=lambda n: rank[n.role],
-    )
-    names: list[str] = []
-    for node in ranked:
-        if node.name not in names:
-            names.append(node.name)
-    return names
+    """Names of enabled, visible controls, the likeliest first, each once (one pass: a dict per
+    role keeps first-seen order and makes "seen already?" one lookup, not a scan)."""
+    by_role: dict[str, dict[str, None]] = {role: {} for role in ACTION_ORDER}
+    for n in nodes:
+        if n.role in ACTIONABLE_ROLES and n.name and n.enabled and n.visible:
+            by_role[n.role].setdefault(n.name)
+    return list(dict.fromkeys(name for names in by_role.values() for name in names))
+
+
+def _listed(names: list[str]) -> str:
+    """'A, B, C' or 'A, B, and 12 more', at most MAX_SCREEN_NAMES_SPOKEN names said."""
+    shown = names[:MAX_SCREEN_NAMES_SPOKEN]
+    more = len(names) - len(shown)
+    return ", ".join(shown) + (f", and {more} more" if more else "")
 
 
 def describe_screen(snapshot: Snapshot) -> str:
+    return clip(_screen_words(snapshot), MAX_SPOKEN_CHARS)
+
+
+def _screen_words(snapshot: Snapshot) -> str:
     if snapshot.active_window is None:
         return "Nothing is open."
     nodes = snapshot.in_active_window()
@@ -74,14 +87,11 @@ def describe_screen(snapshot: Snapshot) -> str:
         text = f"{snapshot.active_app} is open, window {snapshot.active_window}."
     focused = next((n for n in nodes if "focused" in n.states and n.name), None)
     if focused is not None:
-        said = value_words(focused)
+        said = clip(value_words(focused), MAX_SPOKEN_CHARS // 3)  # leave room for the rest
         text += f" {focused.name} has the focus" + (f", {said}." if said else ".")
     usable = _usable(nodes)
     if usable:
-        shown = usable[:MAX_ACTIONS]
-        more = len(usable) - len(shown)
-        text += " You can use " + ", ".join(shown)
-        text += f", and {more} more." if more else "."
+        text += " You can use " + _listed(usable) + "."
     disabled = [n.name for n in nodes if n.role == "push button" and not n.enabled and n.name]
     if disabled:
         text += " Greyed out: " + ", ".join(disabled[:3]) + "."
@@ -95,4 +105,4 @@ def describe_selection(snapshot: Snapshot) -> str:
     chosen = [n.name for n in snapshot.in_active_window() if "selected" in n.states and n.name]
     if not chosen:
         return "Nothing is selected."
-    return "Selected: " + ", ".join(chosen) + "."
+    return clip("Selected: " + _listed(chosen) + ".", MAX_SPOKEN_CHARS)

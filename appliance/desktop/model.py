@@ -9,7 +9,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from appliance.limits import MAX_NAME_CHARS, MAX_VALUE_CHARS, clip
 
 REDACTED = "[redacted]"
 """What the journal, the voice and every printout show instead of a secret."""
@@ -78,6 +80,22 @@ class Snapshot(BaseModel):
     active_window: str | None = None
     keystrokes: tuple[str, ...] = ()
 
+    @field_validator("nodes")
+    @classmethod
+    def _cap_text(cls, nodes: tuple[Node, ...]) -> tuple[Node, ...]:
+        """Names and values over the limits are cut here, so no adapter hands on megabytes."""
+        return tuple(_capped(n) for n in nodes)
+
+    @field_validator("applications", "launchable")
+    @classmethod
+    def _cap_names(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(clip(n, MAX_NAME_CHARS) for n in names)
+
+    @field_validator("active_app", "active_window")
+    @classmethod
+    def _cap_name(cls, name: str | None) -> str | None:
+        return None if name is None else clip(name, MAX_NAME_CHARS)
+
     def node(self, node_id: str) -> Node | None:
         return next((n for n in self.nodes if n.id == node_id), None)
 
@@ -89,6 +107,26 @@ class Snapshot(BaseModel):
     def names(self) -> list[str]:
         """Every distinct element name, for grammar slot lists and STT vocabulary."""
         return sorted({n.name for n in self.nodes if n.name})
+
+
+def _capped(node: Node) -> Node:
+    """The node with its name, value, application and window cut to the limits (if over)."""
+    value = node.value
+    if not (
+        len(node.name) > MAX_NAME_CHARS
+        or len(node.app) > MAX_NAME_CHARS
+        or len(node.window) > MAX_NAME_CHARS
+        or (isinstance(value, str) and len(value) > MAX_VALUE_CHARS)
+    ):
+        return node
+    return node.model_copy(
+        update={
+            "name": clip(node.name, MAX_NAME_CHARS),
+            "app": clip(node.app, MAX_NAME_CHARS),
+            "window": clip(node.window, MAX_NAME_CHARS),
+            "value": clip(value, MAX_VALUE_CHARS) if isinstance(value, str) else value,
+        }
+    )
 
 
 class ElementState(BaseModel):

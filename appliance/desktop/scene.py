@@ -78,6 +78,10 @@ def load_scene(path: Path) -> Scene:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SceneError(f"scene file not found: {path}") from None
+    except UnicodeDecodeError as e:
+        raise SceneError(
+            f"scene {path} is not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start})"
+        ) from None
     except OSError as e:
         raise SceneError(f"cannot read scene {path}: {e.strerror}") from None
     return parse_scene(text, source=str(path))

@@ -56,7 +56,15 @@ class LanguageModelPlanner(ABC):
 
     def __init__(self, model: str, examples: Sequence[Example] | None = None) -> None:
         self.model = model
-        self.examples = default_examples() if examples is None else tuple(examples)
+        self._examples = None if examples is None else tuple(examples)
+
+    @property
+    def examples(self) -> tuple[Example, ...]:
+        """The prompt's worked examples, built on first use: building them parses the grammar's
+        templates (about a second), and a request the grammar answers never needs them."""
+        if self._examples is None:
+            self._examples = default_examples()
+        return self._examples
 
     @abstractmethod
     def complete(self, messages: list[Message], schema: dict[str, Any]) -> str:

@@ -20,12 +20,16 @@ from appliance.desktop.model import Snapshot
 from appliance.intents.llm_backend import NOT_ANSWERING, LanguageModelError
 from appliance.intents.llm_grounding import ungrounded
 from appliance.intents.planner import Plan, Planner
+from appliance.limits import MAX_UTTERANCE_CHARS, without_controls
 
 RETRY_NOTE = (
     "assistant note: the previous answer used words the person did not say; answer again with "
     "only the person's words and names from the screen"
 )
 """Shown to the model, as a history line, when its first answer failed the grounding check."""
+
+TOO_LONG = "That was too long for me to follow. Please say it in shorter parts."
+"""Said instead of planning a request over MAX_UTTERANCE_CHARS (no planner ever sees it)."""
 
 
 class Router:
@@ -47,6 +51,10 @@ class Router:
         def took() -> float:
             return (time.perf_counter() - started) * 1000
 
+        if len(text) > MAX_UTTERANCE_CHARS:  # planning megabytes takes minutes and gigabytes
+            return Plan(intent=None, planner="none", latency_ms=took(), notes=(TOO_LONG,))
+        # Escape sequences and bidi overrides are never meant to be typed into a field.
+        text = without_controls(text)
         grammar = self.grammar.plan(text, snapshot, history)
         if self.llm is None or not text.strip() or not self.needs_llm(grammar):
             return replace(grammar, latency_ms=took())

@@ -16,7 +16,7 @@ from appliance.journal.aggregates import SETTINGS_ID, Device, DeviceSettings
 from appliance.journal.chain import ChainedPostgresRecorder, ChainedSQLiteRecorder, RawEvent
 from appliance.journal.key import key_path, load_key
 from appliance.journal.settings_log import SettingsLog
-from appliance.journal.store import StoreError, store_env
+from appliance.journal.store import StoreError, store_env, store_failure
 from appliance.journal.verification import (
     Break,
     Head,
@@ -56,6 +56,7 @@ class Journal(Application[UUID]):
         """`create` False for readers (audit, verify, settings show, replay): a missing journal
         is an error, nothing is created or written, and read-only media can be read."""
         env = store_env(store, create)
+        self._env = env
         self._tail: dict[UUID, Turn] = {}
         self._tail_upto = 0
         self._notices: list[str] = []
@@ -69,7 +70,7 @@ class Journal(Application[UUID]):
         except StoreError:
             raise
         except Exception as e:  # the store itself is unreachable or unusable
-            raise StoreError(f"cannot open the journal store: {_first_line(e)}") from None
+            raise StoreError(store_failure("open", e, env)) from None
 
     @property
     def chained(self) -> ChainedSQLiteRecorder | ChainedPostgresRecorder:
@@ -104,7 +105,7 @@ class Journal(Application[UUID]):
                 self._tail.pop(a.id, None)  # its folded state may hold the unsaved events
             moved = self._moved_on(pending) if isinstance(e, IntegrityError) else []
             if not moved:
-                raise StoreError(f"cannot write to the journal: {_first_line(e)}") from None
+                raise StoreError(store_failure("write to", e, self._env)) from None
             for a, events in pending:
                 if a.id not in moved:
                     a.pending_events[:] = events

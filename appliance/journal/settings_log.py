@@ -62,13 +62,13 @@ class SettingsLog:
                 damage.append(nid)
                 continue
             if type(event).__name__ == "SettingChanged":
+                # A chained value this version refuses was allowed by an earlier one
+                # (confirm_timeout_s 0): it is read as its default, not as damage.
                 if _valid(event.key, event.new):
                     values[event.key] = event.new
-                else:
-                    damage.append(nid)
                 if event.key == "denylist_apps" and isinstance(event.new, list):
                     denied.update(str(a) for a in event.new)
-        settings = Settings.model_validate(values)
+        settings = Settings.from_stored(values)
         if damage:
             settings = _no_more_permissive(settings, denied)
         versions = [r[2] for r in rows if isinstance(r[2], int)]

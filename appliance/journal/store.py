@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import resource
+from collections.abc import Mapping
+from contextlib import suppress
 from pathlib import Path
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import SplitResult, quote, unquote, urlsplit
 
 
 class StoreError(Exception):
@@ -65,8 +69,31 @@ def _is_sqlite(path: Path) -> bool:
         return f.read(16) == b"SQLite format 3\x00"
 
 
+def _split_postgres_url(url: str) -> SplitResult:
+    """The URL's parts; a URL that cannot be read (postgresql://[bad) is a StoreError."""
+    try:
+        return urlsplit(url)
+    except ValueError as e:
+        raise StoreError(f"cannot read the store URL {_shown_url(url)}: {e}") from None
+
+
+def _port(parts: SplitResult, url: str) -> int:
+    try:
+        return parts.port or 5432
+    except ValueError:  # :99999, :abc
+        raise StoreError(f"the store URL {_shown_url(url)} has no valid port") from None
+
+
+def _shown_url(url: str) -> str:
+    """The URL for an error message, without its password."""
+    scheme, _, rest = url.partition("://")
+    if "@" in rest:
+        rest = rest[rest.rindex("@") + 1 :]
+    return f"{scheme}://{rest}"
+
+
 def _postgres_env(url: str) -> dict[str, str]:
-    parts = urlsplit(url)
+    parts = _split_postgres_url(url)
     if parts.scheme not in ("postgresql", "postgres"):
         raise StoreError(f"unknown store {parts.scheme}://; use a file path or postgresql://")
     dbname = parts.path.lstrip("/")
@@ -76,9 +103,125 @@ def _postgres_env(url: str) -> dict[str, str]:
         "PERSISTENCE_MODULE": "eventsourcing.postgres",
         "POSTGRES_DBNAME": dbname,
         "POSTGRES_HOST": parts.hostname or "127.0.0.1",
-        "POSTGRES_PORT": str(parts.port or 5432),
+        "POSTGRES_PORT": str(_port(parts, url)),
         "POSTGRES_USER": unquote(parts.username or "postgres"),
         "POSTGRES_PASSWORD": unquote(parts.password or ""),
         "POSTGRES_CONNECT_TIMEOUT": "5",
         "APPLICATION_RECORDER_TOPIC": "appliance.journal.chain:ChainedPostgresRecorder",
     }
+
+
+# -- what went wrong, in one accurate line ----------------------------------------------------
+
+_DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+_SQLITE_FULL = 13  # SQLITE_FULL: "database or disk is full"
+_SQLITE_IOERR = 10  # SQLITE_IOERR (and its extended codes): what a failed write() becomes
+ROOM_NEEDED = 64 * 1024
+"""Less free space than this next to a SQLite journal that failed with an I/O error: full."""
+
+
+def store_failure(doing: str, error: BaseException, env: Mapping[str, str]) -> str:
+    """Why opening or writing (`doing`) the store failed, as the user can act on it: a full disk
+    is not "cannot open", and a missing PostgreSQL database is not a connection timeout."""
+    if "SQLITE_DBNAME" in env:
+        space = sqlite_space_problem(error, Path(env["SQLITE_DBNAME"]))
+        if space:
+            return f"cannot {doing} the journal: {space}"
+    if env.get("PERSISTENCE_MODULE") == "eventsourcing.postgres":
+        reason = postgres_refusal(env)
+        if reason:
+            return f"cannot {doing} the journal store: {reason}"
+    return f"cannot {doing} the journal store: {_first_line(error)}"
+
+
+def sqlite_space_problem(error: BaseException, path: Path) -> str | None:
+    """"the disk ... is full" or "... file-size limit" when that is why SQLite failed, else None.
+
+    SQLite says "database or disk is full" only when write() reports ENOSPC; a write refused
+    part-way (the WAL's shared memory on a full tmpfs, a file-size limit) is "disk I/O error",
+    so the space left and the limit are looked at too."""
+    codes = set(_chain_codes(error))
+    full = bool(codes & {"ENOSPC", "SQLITE_FULL"})
+    if not full and "SQLITE_IOERR" not in codes:
+        return None
+    if full or _free_bytes(path.parent) < ROOM_NEEDED:
+        return f"the disk holding {path} is full; free some space"
+    soft, _hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    if soft != resource.RLIM_INFINITY and _largest_file(path) + ROOM_NEEDED > soft:
+        return f"the journal {path} has reached this process's file-size limit ({soft} bytes)"
+    if "EFBIG" in codes:
+        return f"the journal {path} is too large for its file system"
+    return None
+
+
+def _chain_codes(error: BaseException) -> list[str]:
+    """ENOSPC, EFBIG, SQLITE_FULL, SQLITE_IOERR found anywhere in the exception's chain."""
+    found: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in _DISK_FULL_ERRNOS:
+            found.append("ENOSPC")
+        if isinstance(current, OSError) and current.errno == errno.EFBIG:
+            found.append("EFBIG")
+        code = getattr(current, "sqlite_errorcode", None)
+        text = str(current)
+        if code == _SQLITE_FULL or "database or disk is full" in text:
+            found.append("SQLITE_FULL")
+        if (isinstance(code, int) and code & 0xFF == _SQLITE_IOERR) or "disk I/O error" in text:
+            found.append("SQLITE_IOERR")
+        current = current.__cause__ or current.__context__
+    return found
+
+
+def _free_bytes(folder: Path) -> int:
+    try:
+        stat = os.statvfs(folder)
+    except OSError:
+        return ROOM_NEEDED  # cannot tell: do not claim the disk is full
+    return stat.f_bavail * stat.f_frsize
+
+
+def _largest_file(path: Path) -> int:
+    """The size of the journal or its write-ahead log, whichever is larger."""
+    sizes = [0]
+    for suffix in ("", "-wal", "-journal"):
+        with suppress(OSError):
+            sizes.append(Path(f"{path}{suffix}").stat().st_size)
+    return max(sizes)
+
+
+def postgres_refusal(env: Mapping[str, str], timeout_s: int = 3) -> str | None:
+    """What the PostgreSQL server itself says to a direct connection (no pool to hide it behind
+    a timeout), in words; None when it accepts the connection."""
+    import psycopg
+
+    host, port, dbname = env["POSTGRES_HOST"], env["POSTGRES_PORT"], env["POSTGRES_DBNAME"]
+    try:
+        with psycopg.connect(
+            host=host,
+            port=int(port),
+            dbname=dbname,
+            user=env["POSTGRES_USER"],
+            password=env["POSTGRES_PASSWORD"],
+            connect_timeout=timeout_s,
+        ):
+            return None
+    except psycopg.Error as e:
+        text = _first_line(e)
+    if f'database "{dbname}" does not exist' in text:
+        return (
+            f"the PostgreSQL database {dbname!r} does not exist on {host}:{port}; "
+            f"create it (createdb {dbname}) or correct the URL"
+        )
+    if "password authentication failed" in text or "no password supplied" in text:
+        return f"PostgreSQL at {host}:{port} refused the login of {env['POSTGRES_USER']!r}"
+    if "Connection refused" in text or "timeout expired" in text:
+        return f"no PostgreSQL server answers at {host}:{port} ({text})"
+    return text
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__

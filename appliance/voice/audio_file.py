@@ -103,9 +103,15 @@ def load_wav(path: Path, rate: int = PIPELINE_RATE) -> Pcm:
 
 
 def write_wav(path: Path, pcm: Pcm) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(pcm.rate)
-        w.writeframes(pcm.data)
+    """Write `pcm` as a 16-bit mono WAV; a path that cannot be written is one VoiceError."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # The file is opened here, not by wave.open: a Wave_write whose own open failed prints
+        # a traceback from its __del__ even when the error is caught.
+        with path.open("wb") as f, wave.open(f, "wb") as w:
+            w.setnchannels(1)
+            w.setsampwidth(2)
+            w.setframerate(pcm.rate)
+            w.writeframes(pcm.data)
+    except OSError as e:
+        raise VoiceError(f"cannot write {path}: {e.strerror or e}") from None
