@@ -169,6 +169,16 @@ def test_an_edited_settings_snapshot_decides_nothing_and_is_reported(store: str)
     ], breaks
 
 
+def test_a_running_appliance_sees_settings_changed_by_another_process(store: str) -> None:
+    """Settings are folded once and kept; a change by another writer is seen at the next read."""
+    mine = Journal(store)
+    assert mine.settings().wake_phrase == "hey juniper"
+    Journal(store).change_setting("wake_phrase", "hey ada", by="carol")
+    assert mine.settings().wake_phrase == "hey ada"
+    mine.change_setting("allow_destructive", True, by="carol")
+    assert mine.settings().allow_destructive is True and mine.settings().wake_phrase == "hey ada"
+
+
 def test_a_forged_setting_event_with_a_forged_chain_row_is_not_obeyed(tmp_path: Path) -> None:
     """Without the key the attacker can add an event and a chain row, but not a valid one."""
     store = str(tmp_path / "journal.sqlite")
@@ -260,7 +270,7 @@ def test_an_edited_payload_with_a_recomputed_chain_is_detected(
         (bytes(state).replace(b"text 0", b"text X"),),
     )
     _recompute_chain(raw, attacker_key)
-    breaks = [str(b) for b in Journal(store, create=False).verify()]
+    breaks = [str(b) for b in Journal(store).verify()]
     assert breaks, "a recomputed chain must not verify"
     expected = "without the device key" if attacker_key is None else "does not match"
     assert expected in breaks[0], breaks
@@ -274,7 +284,7 @@ def test_a_flipped_byte_in_a_stored_digest_is_reported(store: str) -> None:
     (d,) = raw("SELECT digest FROM {chain} WHERE notification_id = 3")[0]
     flipped = ("0" if d[10] != "0" else "1").join((d[:10], d[11:]))
     raw("UPDATE {chain} SET digest = ? WHERE notification_id = 3", (flipped,))
-    breaks = Journal(store, create=False).verify()
+    breaks = Journal(store).verify()
     assert [b.notification_id for b in breaks] == [3]
     assert "digest in the chain was altered" in breaks[0].problem
 

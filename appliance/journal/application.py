@@ -42,6 +42,7 @@ class Journal(Application[UUID]):
         self._tail: dict[UUID, Turn] = {}
         self._tail_upto = 0
         self._notices: list[str] = []
+        self._settings_cache: tuple[tuple[Any, ...], SettingsLog] | None = None
         self._told: set[str] = set()
         self.key = load_key(create)
         try:
@@ -91,9 +92,19 @@ class Journal(Application[UUID]):
 
     def _settings_log(self) -> SettingsLog:
         """The settings folded from their chained events only, never from a snapshot."""
-        rows = self.chained.raw_events(SETTINGS_ID)
-        digests = self.chained.chain_digests([r[0] for r in rows]) if self.key else {}
-        log = SettingsLog.fold(rows, digests, self.key, self.mapper)
+        # A long-running appliance folds again only when a settings event came or went.
+        marker = self.chained.query(
+            f"SELECT count(*), max(rowid) FROM {self.chained.events_table_name} "
+            "WHERE originator_id=?",
+            (SETTINGS_ID.hex,),
+        )[0]
+        if self._settings_cache is not None and self._settings_cache[0] == marker:
+            log = self._settings_cache[1]
+        else:
+            rows = self.chained.raw_events(SETTINGS_ID)
+            digests = self.chained.chain_digests([r[0] for r in rows]) if self.key else {}
+            log = SettingsLog.fold(rows, digests, self.key, self.mapper)
+            self._settings_cache = (marker, log)
         if log.damage:
             self.notice(log.notice())
         return log
@@ -105,6 +116,7 @@ class Journal(Application[UUID]):
         """Record a change; returns (old, new). The value must already be validated."""
         log = self._settings_log()
         aggregate = log.aggregate
+        self._settings_cache = None  # the aggregate changes below; fold afresh next time
         old = getattr(log.settings, key)
         new = list(value) if isinstance(value, tuple) else value
         old = list(old) if isinstance(old, tuple) else old
