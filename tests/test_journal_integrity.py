@@ -238,6 +238,21 @@ def test_truncating_events_with_their_chain_rows_is_caught_by_the_recorded_head(
     assert witness.read_text().strip() == head, "a failed verify keeps the recorded head"
 
 
+@pytest.mark.parametrize("where", ["first", "middle"])
+def test_removing_events_with_their_chain_rows_elsewhere_is_named(store: str, where: str) -> None:
+    """Only a removed tail needs the recorded head; any other cut breaks the keyed links."""
+    filled(store)
+    raw = Raw(store)
+    removed = range(1, 4) if where == "first" else range(9, 12)
+    for nid in removed:
+        raw("DELETE FROM {events} WHERE {id} = ?", (nid,))
+        raw("DELETE FROM {chain} WHERE notification_id = ?", (nid,))
+    breaks = Journal(store).verify()
+    assert [(b.notification_id, b.problem) for b in breaks] == [
+        (removed[-1] + 1, "cut off from the event before it (the chain was rewritten)")
+    ]
+
+
 def _recompute_chain(raw: Raw, key: bytes | None) -> None:
     """What an attacker does after editing: rebuild the chain from the stored events, with the
     old unkeyed algorithm (key None) or with a key of their own."""
