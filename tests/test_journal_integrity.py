@@ -353,6 +353,9 @@ def test_read_only_commands_never_create_a_store(tmp_path: Path) -> None:
         assert_verdict(result, "no journal at")
         assert not typo.exists(), args
     assert list(tmp_path.iterdir()) == []
+    typo.touch()  # an empty file is no journal either, and stays empty
+    assert_verdict(appliance("audit", "verify", "--store", str(typo)), "no journal at")
+    assert typo.stat().st_size == 0
 
 
 @pytest.mark.postgres
@@ -393,7 +396,7 @@ def read_only_mount(path: Path) -> Iterator[None]:
         subprocess.run(["umount", str(folder)], check=True)
 
 
-@pytest.mark.parametrize("how", ["chmod", "mount", "mode=ro", "immutable"])
+@pytest.mark.parametrize("how", ["chmod", "mount", "mode=ro", "immutable", "not-wal"])
 def test_a_journal_on_read_only_media_can_be_read(tmp_path: Path, how: str) -> None:
     if how == "mount" and os.geteuid() != 0:
         pytest.skip("mounting a read-only file system needs root")
@@ -405,11 +408,16 @@ def test_a_journal_on_read_only_media_can_be_read(tmp_path: Path, how: str) -> N
     count = journal.head().count
     journal.close()
     checkpoint(path)
+    if how == "not-wal":  # e.g. a copy made with the sqlite3 tool: opening it must not switch it
+        conn = sqlite3.connect(path)
+        conn.execute("PRAGMA journal_mode=DELETE")
+        conn.close()
     store = {
         "chmod": str(path),
         "mount": str(path),
         "mode=ro": f"file:{path}?mode=ro",
         "immutable": f"file:{path}?immutable=1",
+        "not-wal": str(path),
     }[how]
     before = sorted(p.name for p in folder.iterdir())
     with read_only_mount(path) if how == "mount" else read_only(path):
@@ -421,7 +429,7 @@ def test_a_journal_on_read_only_media_can_be_read(tmp_path: Path, how: str) -> N
         assert json.loads(shown.stdout)["wake_phrase"] == "hey ada"
         audit = appliance("audit", "--store", store, "--json")
         assert audit.returncode == 0 and len(json.loads(audit.stdout)) == count, audit
-        if how == "mount":
+        if how in ("mount", "not-wal"):
             assert sorted(p.name for p in folder.iterdir()) == before, "nothing written"
     left = sorted(p.name for p in folder.iterdir() if not p.name.endswith(("-wal", "-shm")))
     assert left == before

@@ -49,7 +49,8 @@ class Journal(Application[UUID]):
             super().__init__(env=env)
             self.chained.key = self.key
             if not create and not self.chained.has_table(self.chained.events_table_name):
-                raise StoreError(f"no journal in {store}")
+                where = env.get("POSTGRES_DBNAME") or env.get("SQLITE_DBNAME")
+                raise StoreError(f"no journal in {where} (nothing was created)")
         except StoreError:
             raise
         except Exception as e:  # the store itself is unreachable or unusable
