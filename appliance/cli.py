@@ -258,13 +258,13 @@ def audit_verify(
         expected = parse_head(_read_witness(witness))
     journal = Journal(store or ctx.obj, create=False)
     breaks = journal.verify(expected)
-    head = journal.head()
     if breaks:
         for b in breaks[1:]:
             typer.echo(f"also: {b}", err=True)
         first = str(breaks[0])
-        whole = first.startswith(("cannot verify", "the journal cannot be read"))
+        whole = first.startswith(("cannot verify", "the journal cannot", "the journal file"))
         raise CliError(first if whole else f"journal tampered: {first}")
+    head = journal.head()
     if witness is not None:
         _write_witness(witness, str(head))
     typer.echo(

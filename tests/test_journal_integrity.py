@@ -169,6 +169,20 @@ def test_an_edited_settings_snapshot_decides_nothing_and_is_reported(store: str)
     ], breaks
 
 
+def test_an_edited_device_snapshot_is_reported(tmp_path: Path) -> None:
+    store = str(tmp_path / "journal.sqlite")
+    journal = Journal(store)
+    for _ in range(55):
+        journal.switch_pressed("switch", 1, "tap", "talk")
+    raw = Raw(store)
+    (version, state) = raw("SELECT originator_version, state FROM {snapshots}")[0]
+    assert version == 50
+    decoded = json.loads(state)
+    decoded["state"]["presses"] = 5
+    raw("UPDATE {snapshots} SET state = ?", (json.dumps(decoded).encode(),))
+    assert_verdict(verify(store), "at v50 does not match its events")
+
+
 def test_a_running_appliance_sees_settings_changed_by_another_process(store: str) -> None:
     """Settings are folded once and kept; a change by another writer is seen at the next read."""
     mine = Journal(store)
@@ -325,17 +339,28 @@ def test_a_state_stored_as_text_is_named_not_a_crash(tmp_path: Path) -> None:
     assert_verdict(verify(store), "event #5", "stored as text")
 
 
+MALFORMED_AT = (0.05, 0.2, 0.3, 0.5, 0.65, 0.8, 0.95)
+
+
 def test_a_malformed_page_is_a_verdict_not_a_crash(tmp_path: Path) -> None:
-    store = tmp_path / "journal.sqlite"
-    filled(str(store), turns=60).close()
-    checkpoint(store)
-    size = store.stat().st_size
-    with store.open("r+b") as f:
-        f.seek(size // 2)
-        f.write(b"\xab" * 4096)
-    result = verify(str(store))
-    assert_verdict(result)
-    assert "malformed" in result.stderr or "damaged" in result.stderr or "tampered" in result.stderr
+    """4 KiB of garbage at several places in the file: each copy gets a verdict, no crash."""
+    original = tmp_path / "journal.sqlite"
+    filled(str(original), turns=60).close()
+    checkpoint(original)
+    size = original.stat().st_size
+    for where in MALFORMED_AT:
+        store = tmp_path / f"damaged-{where}.sqlite"
+        store.write_bytes(original.read_bytes())
+        with store.open("r+b") as f:
+            f.seek(int(size * where) // 4096 * 4096 + 100)
+            f.write(b"\xab" * 4096)
+        result = verify(str(store))
+        assert_verdict(result)
+        assert any(w in result.stderr for w in ("malformed", "damaged", "tampered")), result
+        for reader in (("audit",), ("settings", "show")):
+            read = appliance(*reader, "--store", str(store))
+            assert read.returncode in (0, 1), (where, reader, read.stderr)
+            assert "Traceback" not in read.stderr and "internal error" not in read.stderr
 
 
 # -- 4. read-only commands never create, and read read-only media --------------------------

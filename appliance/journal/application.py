@@ -94,18 +94,21 @@ class Journal(Application[UUID]):
     def _settings_log(self) -> SettingsLog:
         """The settings folded from their chained events only, never from a snapshot."""
         # A long-running appliance folds again only when a settings event came or went.
-        marker = self.chained.query(
-            f"SELECT count(*), max(rowid) FROM {self.chained.events_table_name} "
-            "WHERE originator_id=?",
-            (SETTINGS_ID.hex,),
-        )[0]
-        if self._settings_cache is not None and self._settings_cache[0] == marker:
-            log = self._settings_cache[1]
-        else:
-            rows = self.chained.raw_events(SETTINGS_ID)
-            digests = self.chained.chain_digests([r[0] for r in rows]) if self.key else {}
-            log = SettingsLog.fold(rows, digests, self.key, self.mapper)
-            self._settings_cache = (marker, log)
+        try:
+            marker = self.chained.query(
+                f"SELECT count(*), max(rowid) FROM {self.chained.events_table_name} "
+                "WHERE originator_id=?",
+                (SETTINGS_ID.hex,),
+            )[0]
+            if self._settings_cache is not None and self._settings_cache[0] == marker:
+                log = self._settings_cache[1]
+            else:
+                rows = self.chained.raw_events(SETTINGS_ID)
+                digests = self.chained.chain_digests([r[0] for r in rows]) if self.key else {}
+                log = SettingsLog.fold(rows, digests, self.key, self.mapper)
+                self._settings_cache = (marker, log)
+        except Exception:  # the file is damaged where the settings are: the safe defaults
+            log = SettingsLog.unreadable()
         if log.damage:
             self.notice(log.notice())
         return log
@@ -247,6 +250,8 @@ class Journal(Application[UUID]):
             start = self._tail_upto + 1
         if last >= start:
             for n in self.notifications(start):
+                if n.id > last:  # written since `last` was read: folded next time
+                    break
                 if ":Turn." in n.topic:
                     self._fold(n)
         self._tail_upto = last
@@ -280,7 +285,10 @@ class Journal(Application[UUID]):
 
     def head(self) -> Head:
         """The chain's head (count, last event, last link): cheap, for the panel and the web."""
-        count, nid, link = self.chained.head()
+        try:
+            count, nid, link = self.chained.head()
+        except Exception as e:  # a damaged file: say so in one line, as everywhere
+            raise StoreError(f"the journal cannot be read: {_first_line(e)}") from None
         return Head(count, nid, link)
 
     def verify(self, expect: tuple[int, str] | None = None) -> list[Break]:
@@ -292,6 +300,11 @@ class Journal(Application[UUID]):
 
     def _verify(self, expect: tuple[int, str] | None) -> list[Break]:
         recorder = self.chained
+        damaged = recorder.file_problems()
+        if damaged:
+            return [Break(0, f"the journal file is damaged: {damaged[0]}")] + [
+                Break(0, f"the journal file is damaged: {p}") for p in damaged[1:]
+            ]
         chain = recorder.chain()
         keys = recorder.chain_keys()
         if self.key is None:

@@ -136,6 +136,10 @@ class ChainReads:
             return []
         return self.query(f"SELECT originator_id, originator_version, topic, state FROM {table}")
 
+    def file_problems(self) -> list[str]:
+        """Damage the database itself reports (SQLite); PostgreSQL checks its own pages."""
+        return []
+
 
 class ChainedSQLiteRecorder(ChainReads, SQLiteApplicationRecorder):
     key: bytes | None = None  # set by the Journal before anything is written
@@ -201,6 +205,13 @@ class ChainedSQLiteRecorder(ChainReads, SQLiteApplicationRecorder):
     def has_table(self, name: str) -> bool:
         found = self.query("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,))
         return bool(found)
+
+    def file_problems(self) -> list[str]:
+        """SQLite's own check of every page and index (an index can break while the rows
+        read fine, and then fail a later write)."""
+        rows = self.query("PRAGMA quick_check(5)")
+        lines = [line for r in rows for line in str(r[0]).splitlines()]
+        return [line for line in lines if line != "ok" and not line.startswith("***")]
 
 
 class ChainedPostgresRecorder(ChainReads, PostgresApplicationRecorder):
