@@ -21,7 +21,7 @@ from appliance.desktop.model import Desktop, DesktopError
 from appliance.desktop.scene import SceneError
 from appliance.desktop.sim import SimDesktop
 from appliance.journal.application import Journal
-from appliance.journal.store import StoreError, default_store_path
+from appliance.journal.store import NoJournal, StoreError
 from appliance.journal.verification import HeadError
 from appliance.limits import MAX_UTTERANCE_CHARS, control_characters
 from appliance.settings import Settings, SettingsError, caregiver_name, parse_value
@@ -90,13 +90,12 @@ def checked_words(text: str, doing: str) -> str:
 
 
 def journal_settings(store: str | None) -> Settings:
-    """The settings `say` would use, without creating a journal: the default journal's when it
-    exists, else the defaults."""
-    if store:
-        return Journal(store).settings()
-    if default_store_path().exists():
-        return Journal(None).settings()
-    return Settings()
+    """The settings `say` would use, without creating a journal: the journal's when there is
+    one, else the defaults (as `say` would start with)."""
+    try:
+        return Journal(store, create=False).settings()
+    except NoJournal:
+        return Settings()
 
 
 @contextmanager
@@ -258,8 +257,9 @@ def audit(
         return
     from appliance.audit.timeline import parse_since, render_table, timeline
 
+    start = parse_since(since)  # a bad --since is named before the journal is looked for
     journal = Journal(store, create=False)
-    rows = timeline(journal, since=parse_since(since), turn=turn)
+    rows = timeline(journal, since=start, turn=turn)
     for notice in journal.take_notices():
         typer.echo(notice, err=True)
     if as_json:
@@ -291,13 +291,13 @@ def audit_verify(
         expected = parse_head(_read_witness(witness))
     journal = Journal(store or ctx.obj, create=False)
     breaks = journal.verify(expected)
-    head = journal.head()
     if breaks:
         for b in breaks[1:]:
             typer.echo(f"also: {b}", err=True)
         first = str(breaks[0])
-        whole = first.startswith(("cannot verify", "the journal cannot be read"))
+        whole = first.startswith(("cannot verify", "the journal cannot", "the journal file"))
         raise CliError(first if whole else f"journal tampered: {first}")
+    head = journal.head()
     if witness is not None:
         _write_witness(witness, str(head))
     typer.echo(
@@ -343,7 +343,8 @@ def replay(
     from appliance.audit.replay import replay_journal
     from appliance.audit.timeline import parse_since
 
-    report = replay_journal(Journal(store, create=False), since=parse_since(since))
+    start = parse_since(since)
+    report = replay_journal(Journal(store, create=False), since=start)
     if as_json:
         _print_json(report)
     else:

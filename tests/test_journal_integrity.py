@@ -169,6 +169,30 @@ def test_an_edited_settings_snapshot_decides_nothing_and_is_reported(store: str)
     ], breaks
 
 
+def test_an_edited_device_snapshot_is_reported(tmp_path: Path) -> None:
+    store = str(tmp_path / "journal.sqlite")
+    journal = Journal(store)
+    for _ in range(55):
+        journal.switch_pressed("switch", 1, "tap", "talk")
+    raw = Raw(store)
+    (version, state) = raw("SELECT originator_version, state FROM {snapshots}")[0]
+    assert version == 50
+    decoded = json.loads(state)
+    decoded["state"]["presses"] = 5
+    raw("UPDATE {snapshots} SET state = ?", (json.dumps(decoded).encode(),))
+    assert_verdict(verify(store), "at v50 does not match its events")
+
+
+def test_a_running_appliance_sees_settings_changed_by_another_process(store: str) -> None:
+    """Settings are folded once and kept; a change by another writer is seen at the next read."""
+    mine = Journal(store)
+    assert mine.settings().wake_phrase == "hey juniper"
+    Journal(store).change_setting("wake_phrase", "hey ada", by="carol")
+    assert mine.settings().wake_phrase == "hey ada"
+    mine.change_setting("allow_destructive", True, by="carol")
+    assert mine.settings().allow_destructive is True and mine.settings().wake_phrase == "hey ada"
+
+
 def test_a_forged_setting_event_with_a_forged_chain_row_is_not_obeyed(tmp_path: Path) -> None:
     """Without the key the attacker can add an event and a chain row, but not a valid one."""
     store = str(tmp_path / "journal.sqlite")
@@ -228,6 +252,21 @@ def test_truncating_events_with_their_chain_rows_is_caught_by_the_recorded_head(
     assert witness.read_text().strip() == head, "a failed verify keeps the recorded head"
 
 
+@pytest.mark.parametrize("where", ["first", "middle"])
+def test_removing_events_with_their_chain_rows_elsewhere_is_named(store: str, where: str) -> None:
+    """Only a removed tail needs the recorded head; any other cut breaks the keyed links."""
+    filled(store)
+    raw = Raw(store)
+    removed = range(1, 4) if where == "first" else range(9, 12)
+    for nid in removed:
+        raw("DELETE FROM {events} WHERE {id} = ?", (nid,))
+        raw("DELETE FROM {chain} WHERE notification_id = ?", (nid,))
+    breaks = Journal(store).verify()
+    assert [(b.notification_id, b.problem) for b in breaks] == [
+        (removed[-1] + 1, "cut off from the event before it (the chain was rewritten)")
+    ]
+
+
 def _recompute_chain(raw: Raw, key: bytes | None) -> None:
     """What an attacker does after editing: rebuild the chain from the stored events, with the
     old unkeyed algorithm (key None) or with a key of their own."""
@@ -260,7 +299,7 @@ def test_an_edited_payload_with_a_recomputed_chain_is_detected(
         (bytes(state).replace(b"text 0", b"text X"),),
     )
     _recompute_chain(raw, attacker_key)
-    breaks = [str(b) for b in Journal(store, create=False).verify()]
+    breaks = [str(b) for b in Journal(store).verify()]
     assert breaks, "a recomputed chain must not verify"
     expected = "without the device key" if attacker_key is None else "does not match"
     assert expected in breaks[0], breaks
@@ -274,7 +313,7 @@ def test_a_flipped_byte_in_a_stored_digest_is_reported(store: str) -> None:
     (d,) = raw("SELECT digest FROM {chain} WHERE notification_id = 3")[0]
     flipped = ("0" if d[10] != "0" else "1").join((d[:10], d[11:]))
     raw("UPDATE {chain} SET digest = ? WHERE notification_id = 3", (flipped,))
-    breaks = Journal(store, create=False).verify()
+    breaks = Journal(store).verify()
     assert [b.notification_id for b in breaks] == [3]
     assert "digest in the chain was altered" in breaks[0].problem
 
@@ -300,17 +339,28 @@ def test_a_state_stored_as_text_is_named_not_a_crash(tmp_path: Path) -> None:
     assert_verdict(verify(store), "event #5", "stored as text")
 
 
+MALFORMED_AT = (0.05, 0.2, 0.3, 0.5, 0.65, 0.8, 0.95)
+
+
 def test_a_malformed_page_is_a_verdict_not_a_crash(tmp_path: Path) -> None:
-    store = tmp_path / "journal.sqlite"
-    filled(str(store), turns=60).close()
-    checkpoint(store)
-    size = store.stat().st_size
-    with store.open("r+b") as f:
-        f.seek(size // 2)
-        f.write(b"\xab" * 4096)
-    result = verify(str(store))
-    assert_verdict(result)
-    assert "malformed" in result.stderr or "damaged" in result.stderr or "tampered" in result.stderr
+    """4 KiB of garbage at several places in the file: each copy gets a verdict, no crash."""
+    original = tmp_path / "journal.sqlite"
+    filled(str(original), turns=60).close()
+    checkpoint(original)
+    size = original.stat().st_size
+    for where in MALFORMED_AT:
+        store = tmp_path / f"damaged-{where}.sqlite"
+        store.write_bytes(original.read_bytes())
+        with store.open("r+b") as f:
+            f.seek(int(size * where) // 4096 * 4096 + 100)
+            f.write(b"\xab" * 4096)
+        result = verify(str(store))
+        assert_verdict(result)
+        assert any(w in result.stderr for w in ("malformed", "damaged", "tampered")), result
+        for reader in (("audit",), ("settings", "show")):
+            read = appliance(*reader, "--store", str(store))
+            assert read.returncode in (0, 1), (where, reader, read.stderr)
+            assert "Traceback" not in read.stderr and "internal error" not in read.stderr
 
 
 # -- 4. read-only commands never create, and read read-only media --------------------------
@@ -328,6 +378,9 @@ def test_read_only_commands_never_create_a_store(tmp_path: Path) -> None:
         assert_verdict(result, "no journal at")
         assert not typo.exists(), args
     assert list(tmp_path.iterdir()) == []
+    typo.touch()  # an empty file is no journal either, and stays empty
+    assert_verdict(appliance("audit", "verify", "--store", str(typo)), "no journal at")
+    assert typo.stat().st_size == 0
 
 
 @pytest.mark.postgres
@@ -368,7 +421,7 @@ def read_only_mount(path: Path) -> Iterator[None]:
         subprocess.run(["umount", str(folder)], check=True)
 
 
-@pytest.mark.parametrize("how", ["chmod", "mount", "mode=ro", "immutable"])
+@pytest.mark.parametrize("how", ["chmod", "mount", "mode=ro", "immutable", "not-wal"])
 def test_a_journal_on_read_only_media_can_be_read(tmp_path: Path, how: str) -> None:
     if how == "mount" and os.geteuid() != 0:
         pytest.skip("mounting a read-only file system needs root")
@@ -380,11 +433,16 @@ def test_a_journal_on_read_only_media_can_be_read(tmp_path: Path, how: str) -> N
     count = journal.head().count
     journal.close()
     checkpoint(path)
+    if how == "not-wal":  # e.g. a copy made with the sqlite3 tool: opening it must not switch it
+        conn = sqlite3.connect(path)
+        conn.execute("PRAGMA journal_mode=DELETE")
+        conn.close()
     store = {
         "chmod": str(path),
         "mount": str(path),
         "mode=ro": f"file:{path}?mode=ro",
         "immutable": f"file:{path}?immutable=1",
+        "not-wal": str(path),
     }[how]
     before = sorted(p.name for p in folder.iterdir())
     with read_only_mount(path) if how == "mount" else read_only(path):
@@ -396,7 +454,7 @@ def test_a_journal_on_read_only_media_can_be_read(tmp_path: Path, how: str) -> N
         assert json.loads(shown.stdout)["wake_phrase"] == "hey ada"
         audit = appliance("audit", "--store", store, "--json")
         assert audit.returncode == 0 and len(json.loads(audit.stdout)) == count, audit
-        if how == "mount":
+        if how in ("mount", "not-wal"):
             assert sorted(p.name for p in folder.iterdir()) == before, "nothing written"
     left = sorted(p.name for p in folder.iterdir() if not p.name.endswith(("-wal", "-shm")))
     assert left == before

@@ -16,7 +16,7 @@ from appliance.journal.aggregates import SETTINGS_ID, Device, DeviceSettings
 from appliance.journal.chain import ChainedPostgresRecorder, ChainedSQLiteRecorder, RawEvent
 from appliance.journal.key import key_path, load_key
 from appliance.journal.settings_log import SettingsLog
-from appliance.journal.store import StoreError, store_env, store_failure
+from appliance.journal.store import NoJournal, StoreError, store_env, store_failure
 from appliance.journal.verification import (
     Break,
     Head,
@@ -60,13 +60,15 @@ class Journal(Application[UUID]):
         self._tail: dict[UUID, Turn] = {}
         self._tail_upto = 0
         self._notices: list[str] = []
+        self._settings_cache: tuple[tuple[Any, ...], SettingsLog] | None = None
         self._told: set[str] = set()
         self.key = load_key(create)
         try:
             super().__init__(env=env)
             self.chained.key = self.key
             if not create and not self.chained.has_table(self.chained.events_table_name):
-                raise StoreError(f"no journal in {store}")
+                where = env.get("POSTGRES_DBNAME") or env.get("SQLITE_DBNAME")
+                raise NoJournal(f"no journal in {where} (nothing was created)")
         except StoreError:
             raise
         except Exception as e:  # the store itself is unreachable or unusable
@@ -146,9 +148,22 @@ class Journal(Application[UUID]):
 
     def _settings_log(self) -> SettingsLog:
         """The settings folded from their chained events only, never from a snapshot."""
-        rows = self.chained.raw_events(SETTINGS_ID)
-        digests = self.chained.chain_digests([r[0] for r in rows]) if self.key else {}
-        log = SettingsLog.fold(rows, digests, self.key, self.mapper)
+        # A long-running appliance folds again only when a settings event came or went.
+        try:
+            marker = self.chained.query(
+                f"SELECT count(*), max(rowid) FROM {self.chained.events_table_name} "
+                "WHERE originator_id=?",
+                (SETTINGS_ID.hex,),
+            )[0]
+            if self._settings_cache is not None and self._settings_cache[0] == marker:
+                log = self._settings_cache[1]
+            else:
+                rows = self.chained.raw_events(SETTINGS_ID)
+                digests = self.chained.chain_digests([r[0] for r in rows]) if self.key else {}
+                log = SettingsLog.fold(rows, digests, self.key, self.mapper)
+                self._settings_cache = (marker, log)
+        except Exception:  # the file is damaged where the settings are: the safe defaults
+            log = SettingsLog.unreadable()
         if log.damage:
             self.notice(log.notice())
         return log
@@ -160,6 +175,7 @@ class Journal(Application[UUID]):
         """Record a change; returns (old, new). The value must already be validated."""
         log = self._settings_log()
         aggregate = log.aggregate
+        self._settings_cache = None  # the aggregate changes below; fold afresh next time
         old = getattr(log.settings, key)
         new = list(value) if isinstance(value, tuple) else value
         old = list(old) if isinstance(old, tuple) else old
@@ -307,6 +323,8 @@ class Journal(Application[UUID]):
             start = self._tail_upto + 1
         if last >= start:
             for n in self.notifications(start):
+                if n.id > last:  # written since `last` was read: folded next time
+                    break
                 if ":Turn." in n.topic:
                     self._fold(n)
         self._tail_upto = last
@@ -349,7 +367,10 @@ class Journal(Application[UUID]):
 
     def head(self) -> Head:
         """The chain's head (count, last event, last link): cheap, for the panel and the web."""
-        count, nid, link = self.chained.head()
+        try:
+            count, nid, link = self.chained.head()
+        except Exception as e:  # a damaged file: say so in one line, as everywhere
+            raise StoreError(f"the journal cannot be read: {_first_line(e)}") from None
         return Head(count, nid, link)
 
     def verify(self, expect: tuple[int, str] | None = None) -> list[Break]:
@@ -361,6 +382,11 @@ class Journal(Application[UUID]):
 
     def _verify(self, expect: tuple[int, str] | None) -> list[Break]:
         recorder = self.chained
+        damaged = recorder.file_problems()
+        if damaged:
+            return [Break(0, f"the journal file is damaged: {damaged[0]}")] + [
+                Break(0, f"the journal file is damaged: {p}") for p in damaged[1:]
+            ]
         chain = recorder.chain()
         keys = recorder.chain_keys()
         if self.key is None:

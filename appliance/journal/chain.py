@@ -138,6 +138,10 @@ class ChainReads:
             return []
         return self.query(f"SELECT originator_id, originator_version, topic, state FROM {table}")
 
+    def file_problems(self) -> list[str]:
+        """Damage the database itself reports (SQLite); PostgreSQL checks its own pages."""
+        return []
+
 
 class ChainedSQLiteRecorder(ChainReads, SQLiteApplicationRecorder):
     key: bytes | None = None  # set by the Journal before anything is written
@@ -165,24 +169,25 @@ class ChainedSQLiteRecorder(ChainReads, SQLiteApplicationRecorder):
     def _insert_events(
         self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
+        if not stored_events:
+            return []
         if self.key is None:
             raise RuntimeError("the journal was opened for reading only")
+        # The insert comes first, as in eventsourcing: it takes the write lock, so the chain
+        # head read next is the one this transaction extends, whatever other writers do.
+        ids = list(super()._insert_events(c, stored_events, **kwargs) or [])
         c.execute(f"SELECT notification_id, hash FROM {CHAIN_TABLE} ORDER BY 1 DESC LIMIT 1")
         head = c.fetchone()
-        c.execute(f"SELECT max(rowid) FROM {self.events_table_name}")
-        last_event = c.fetchone()[0] or 0
-        # SQLite would reuse the ids of deleted last events, which the chain still holds:
-        # number new events after both, so the chain goes on past the (reported) deletion.
-        first = max(last_event, head[0] if head else 0) + 1
-        ids = list(range(first, first + len(stored_events)))
-        c.executemany(
-            f"INSERT INTO {self.events_table_name} "
-            "(rowid, originator_id, originator_version, topic, state) VALUES (?,?,?,?,?)",
-            [
-                (nid, oid_text(e.originator_id), e.originator_version, e.topic, e.state)
-                for nid, e in zip(ids, stored_events, strict=True)
-            ],
-        )
+        if head and ids[0] <= head[0]:
+            # SQLite reused the ids of deleted last events, which the chain still holds:
+            # move the new events after them, so the chain goes on past the (reported) gap.
+            shift = head[0] + 1 - ids[0]
+            for nid in reversed(ids):
+                c.execute(
+                    f"UPDATE {self.events_table_name} SET rowid=? WHERE rowid=?", (nid + shift, nid)
+                )
+            ids = [nid + shift for nid in ids]
+        first = ids[0]
         c.execute(f"SELECT key_id FROM {KEYS_TABLE} ORDER BY since DESC LIMIT 1")
         recorded = c.fetchone()
         if recorded is None or recorded[0] != key_id(self.key):
@@ -202,6 +207,13 @@ class ChainedSQLiteRecorder(ChainReads, SQLiteApplicationRecorder):
     def has_table(self, name: str) -> bool:
         found = self.query("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,))
         return bool(found)
+
+    def file_problems(self) -> list[str]:
+        """SQLite's own check of every page and index (an index can break while the rows
+        read fine, and then fail a later write)."""
+        rows = self.query("PRAGMA quick_check(5)")
+        lines = [line for r in rows for line in str(r[0]).splitlines()]
+        return [line for line in lines if line != "ok" and not line.startswith("***")]
 
 
 class ChainedPostgresRecorder(ChainReads, PostgresApplicationRecorder):

@@ -29,11 +29,17 @@ class SettingsLog:
     damage: list[int] = field(default_factory=list)  # notification ids of damaged events
 
     def notice(self) -> str:
-        ids = ", ".join(f"#{n}" for n in self.damage[:3])
+        ids = ", ".join(f"#{n}" for n in self.damage[:3] if n)
+        where = f" (event {ids})" if ids else " (they cannot be read)"
         return (
-            f"The caregiver's settings in the journal are damaged (event {ids}): "
+            f"The caregiver's settings in the journal are damaged{where}: "
             "using the safe settings until a caregiver sets them again."
         )
+
+    @classmethod
+    def unreadable(cls) -> SettingsLog:
+        """The defaults, for a journal whose settings cannot be read at all."""
+        return cls(SAFE, DeviceSettings(), damage=[0])
 
     @classmethod
     def fold(

@@ -15,6 +15,10 @@ class StoreError(Exception):
     """The store cannot be used; the message is one line."""
 
 
+class NoJournal(StoreError):
+    """A reader found no journal where it was pointed (and created none)."""
+
+
 def default_store_path() -> Path:
     """$XDG_STATE_HOME/appliance/journal.sqlite (~/.local/state/appliance/journal.sqlite)."""
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
@@ -44,8 +48,8 @@ def _sqlite_env(store: str | None, create: bool) -> dict[str, str]:
             raise StoreError(
                 f"cannot create the journal folder {path.parent}: {e.strerror}"
             ) from None
-    elif not path.exists():
-        raise StoreError(f"no journal at {path}")
+    elif not path.exists() or not path.stat().st_size:
+        raise NoJournal(f"no journal at {path}")
     if path.exists() and path.stat().st_size and not _is_sqlite(path):
         raise StoreError(f"store {path} is not a SQLite journal")
     return {
@@ -61,7 +65,15 @@ def _read_only_uri(path: Path) -> str:
     it) as immutable, which is safe there because nothing can write to it either."""
     quoted = quote(str(path.resolve()))
     writable = os.access(path.parent, os.W_OK) and os.access(path, os.W_OK)
-    return f"file:{quoted}?mode=ro" if writable else f"file:{quoted}?immutable=1"
+    # A file not in WAL mode (copied, or vacuumed by hand) would be switched to it on open,
+    # a write; no appliance writes such a file, so reading it as immutable is safe.
+    return f"file:{quoted}?mode=ro" if writable and _is_wal(path) else f"file:{quoted}?immutable=1"
+
+
+def _is_wal(path: Path) -> bool:
+    with path.open("rb") as f:
+        header = f.read(20)
+    return header[18:20] == b"\x02\x02"
 
 
 def _is_sqlite(path: Path) -> bool:
