@@ -21,6 +21,7 @@ from appliance.desktop.model import (
     DesktopError,
     ElementState,
     Snapshot,
+    shown_value,
 )
 from appliance.desktop.resolve import best_name
 from appliance.intents.model import Intent, Read, Sequence, Step, dump_intent, parse_intent
@@ -28,6 +29,7 @@ from appliance.intents.planner import Plan, Planner
 from appliance.journal.application import Journal
 from appliance.policy.validator import (
     CONFIRM_BELOW,
+    HIDDEN_WORDS,
     REJECT_BELOW,
     UNSURE,
     Ambiguous,
@@ -75,13 +77,10 @@ def state_json(states: dict[str, ElementState], snapshot: Snapshot) -> dict[str,
     out: dict[str, Any] = {}
     for key, s in states.items():
         node = snapshot.node(key)
-        value = s.value
-        if node is not None and node.secret and value:
-            value = REDACTED
         out[key] = {
             "role": node.role if node else ("application" if key.startswith("app:") else None),
             "name": node.name if node else key.removeprefix("app:"),
-            "value": value,
+            "value": shown_value(node.role if node else None, s.value),
             "states": sorted(s.states),
             "activations": s.activations,
             "running": s.running,
@@ -211,13 +210,16 @@ class Session:
         """The answer to "Did you mean A or B?": plan the first words again with only the choice
         left among the options, then validate on the whole screen as for any plan."""
         pending.heard(text, *heard)
+        if pending.transcripts[0] == HIDDEN_WORDS:
+            report = TurnReport(text, None, "", [], "", pending.id.hex, notices=notices)
+            return self._finish(pending, report, Outcome.rejected, FORGOTTEN)
         others = set(pending.options) - {choice}
         narrowed = snapshot.model_copy(
             update={"nodes": tuple(n for n in snapshot.nodes if n.name not in others)}
         )
         plan = self.planner.plan(pending.transcripts[0], narrowed)
         verdict = validate(plan.intent, snapshot, self._settings, self._recent_unconfirmed())
-        intent_json = _journal_intent(verdict.intent or plan.intent, verdict)
+        intent_json = _shown_json(verdict)
         pending.clarify(choice, intent_json)
         pending.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
         report = TurnReport(
@@ -261,10 +263,9 @@ class Session:
             plan.intent, snapshot, self._settings, self._recent_unconfirmed(), heard_clearly
         )
         turn = Turn(trigger=trigger, device=self.device)
-        secret = verdict.secret
-        transcript = f"{REDACTED} (typed into a hidden field)" if secret else text
+        transcript = verdict.shown_words(text)
         turn.heard(transcript, *heard)
-        intent_json = _journal_intent(verdict.intent or plan.intent, verdict)
+        intent_json = _shown_json(verdict)
         turn.planned(
             intent_json, plan.planner, plan.model, round(plan.latency_ms, 3), list(plan.notes)
         )
@@ -354,12 +355,7 @@ class Session:
             return self._finish(pending, report, Outcome.cancelled, declined(first))
         pending.confirm(by=by)
         if original is None:
-            return self._finish(
-                pending,
-                report,
-                Outcome.rejected,
-                "I didn't keep what was hidden. Please say it again.",
-            )
+            return self._finish(pending, report, Outcome.rejected, FORGOTTEN)
         snapshot = self.desktop.snapshot()
         verdict = validate(original, snapshot, self._settings)
         pending.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
@@ -428,7 +424,8 @@ class Session:
             if node
             else {}
         )
-        shown = action.redacted() if step.secret else action
+        shown = step.shown_action()
+        assert shown is not None
         target = node.name if node else (action.target or action.key or action.direction or "")
         turn.start_action(index, shown.model_dump(mode="json", exclude_none=True), target, before)
         self.journal.record(turn)  # write-ahead: on disk before the desktop is touched
@@ -575,23 +572,24 @@ def pick_option(answer: str, options: list[str]) -> str | None:
     return found[0] if found and found[1] >= CONFIRM_BELOW else None
 
 
-def _journal_intent(intent: Intent | None, verdict: Verdict) -> dict[str, Any] | None:
-    """The intent as journal data, with text meant for a hidden field replaced."""
-    if intent is None:
-        return None
-    data = dump_intent(intent)
-    if verdict.secret:
-        data["words"] = REDACTED
-        for step in [data, *data.get("steps", [])]:
-            if "text" in step:
-                step["text"] = REDACTED
-    return data
+FORGOTTEN = "I didn't keep what was hidden. Please say it again."
+
+
+def _shown_json(verdict: Verdict) -> dict[str, Any] | None:
+    """The intent as journal and report data: the words of every secret step hidden."""
+    intent = verdict.shown_intent()
+    return dump_intent(intent) if intent is not None else None
 
 
 def _stored_intent(turn: Turn) -> Intent | None:
-    if turn.intent is None or REDACTED in str(turn.intent):
+    """The journaled intent, to carry on after a yes; None when a step still to run had its
+    words hidden (they were never stored, so they cannot be typed)."""
+    if turn.intent is None:
         return None
-    return parse_intent(turn.intent)
+    intent = parse_intent(turn.intent)
+    if any(i >= turn.resume_step for i in intent.hidden_steps()):
+        return None
+    return intent
 
 
 def _first_step(intent: Intent | None) -> Step | None:
