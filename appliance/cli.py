@@ -188,7 +188,7 @@ def plan(
     }[verdict.outcome]
     shown = verdict.shown_intent()
     data = {
-        "transcript": verdict.shown_words(text),
+        "transcript": verdict.shown_words(text, snapshot),
         "intent": dump_intent(shown) if shown else None,
         "decision": decision,
         "risk": verdict.risk.value,

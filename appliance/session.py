@@ -263,7 +263,7 @@ class Session:
             plan.intent, snapshot, self._settings, self._recent_unconfirmed(), heard_clearly
         )
         turn = Turn(trigger=trigger, device=self.device)
-        transcript = verdict.shown_words(text)
+        transcript = verdict.shown_words(text, snapshot)
         turn.heard(transcript, *heard)
         intent_json = _shown_json(verdict)
         turn.planned(

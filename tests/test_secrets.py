@@ -222,6 +222,18 @@ def test_which_of_two_pins_asks_and_then_cannot_type_what_it_did_not_keep(
     assert_nowhere("4321", kiosk, asked, answer)
 
 
+def test_words_nothing_was_planned_from_are_hidden_when_they_name_a_secret_field(
+    tmp_path: Path,
+) -> None:
+    kiosk = Kiosk(tmp_path, messages())
+    ok(run("settings", "set", "llm", "off", "--by", "test", "--store", kiosk.store))
+    said = say_json(kiosk, "put 4321 into my pin code")
+    assert said.json()["decision"] == "rejected" and said.json()["transcript"] == HIDDEN_WORDS
+    assert_nowhere("4321", kiosk, said, plan_json(kiosk, "put 4321 into my pin code"))
+    other = say_json(kiosk, "put 4321 into my shoe")
+    assert other.json()["transcript"] == "put 4321 into my shoe", "kept for the caregiver"
+
+
 def test_set_value_into_a_secret_field_is_hidden_and_not_spoken(tmp_path: Path) -> None:
     kiosk = Kiosk(tmp_path, messages())
     said = say_json(kiosk, "set pin to 4321")

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from appliance.desktop.model import REDACTED, Action, Node, Risk, Snapshot
-from appliance.desktop.resolve import Match, best_name, find_targets
+from appliance.desktop.resolve import Match, best_name, find_targets, name_key
 from appliance.desktop.roles import (
     CHOICE_ROLES,
     ITEM_ROLES,
@@ -95,9 +95,13 @@ class Verdict:
             return None
         return self.intent.redacted(self.hidden | {i for i, s in enumerate(self.steps) if s.secret})
 
-    def shown_words(self, words: str) -> str:
-        """What the person said, as it may be journaled or printed."""
-        return HIDDEN_WORDS if self.secret else words
+    def shown_words(self, words: str, snapshot: Snapshot | None = None) -> str:
+        """What the person said, as it may be journaled or printed: hidden when the plan
+        carried a secret, or when nothing was planned from words naming a secret field."""
+        unplanned = self.intent is None and snapshot is not None
+        if self.secret or (unplanned and _names_secret_field(words, snapshot)):
+            return HIDDEN_WORDS
+        return words
 
 
 class Rejected(Exception):
@@ -247,6 +251,13 @@ def _may_write_secret(
     if screen_may_change and best < 1.0:
         return unseen  # perhaps meant for a field on the screen an earlier step opens
     return any(m.node.secret for m in near if best - m.score < RIVAL_MARGIN)
+
+
+def _names_secret_field(words: str, snapshot: Snapshot | None) -> bool:
+    said = f" {name_key(words)} "
+    return snapshot is not None and any(
+        f" {name_key(n.name)} " in said for n in snapshot.nodes if n.secret and n.name.strip()
+    )
 
 
 def _steps_of(intent: Intent) -> tuple[Step, ...]:
