@@ -142,14 +142,14 @@ def _scene_json(desktop: Desktop) -> dict[str, Any] | None:
     """The scene after the turn, as printed: hidden fields show the redaction marker."""
     if not isinstance(desktop, SimDesktop):
         return None
-    from appliance.desktop.model import REDACTED
+    from appliance.desktop.model import shown_value
 
     data = desktop.scene.to_json()
 
     def hide(elements: list[dict[str, Any]]) -> None:
         for el in elements:
-            if el.get("role") == "password text" and el.get("value"):
-                el["value"] = REDACTED
+            if "value" in el:
+                el["value"] = shown_value(el.get("role"), el["value"])
             hide(el.get("children", []))
 
     for group in ("applications", "launchable"):
@@ -220,9 +220,10 @@ def plan(
         "answer": "answered",
         "control": "control",
     }[verdict.outcome]
+    shown = verdict.shown_intent()
     data = {
-        "transcript": "[redacted]" if verdict.secret else text,
-        "intent": dump_intent(verdict.intent) if verdict.intent else None,
+        "transcript": verdict.shown_words(text, snapshot),
+        "intent": dump_intent(shown) if shown else None,
         "decision": decision,
         "risk": verdict.risk.value,
         "reasons": list(verdict.reasons),
@@ -232,9 +233,6 @@ def plan(
         "latency_ms": round(proposal.latency_ms, 3),
         "notices": list(proposal.notes),
     }
-    if verdict.secret and data["intent"]:
-        data["intent"]["text"] = "[redacted]"
-        data["intent"]["words"] = "[redacted]"
     if as_json:
         _print_json(data)
     else:

@@ -50,6 +50,8 @@ def _did(step: ResolvedStep) -> str:
     if isinstance(i, SetValue):
         if isinstance(i.value, bool):
             return f"{'Ticked' if i.value else 'Unticked'} {name}."
+        if step.secret:
+            return f"Set {name}."
         shown = _number(i.value) if isinstance(i.value, float | int) else i.value
         return f"Set {name} to {shown}."
     if isinstance(i, Activate):

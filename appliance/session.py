@@ -22,6 +22,7 @@ from appliance.desktop.model import (
     DesktopError,
     ElementState,
     Snapshot,
+    shown_value,
 )
 from appliance.desktop.resolve import best_name
 from appliance.intents.model import Intent, Read, Sequence, Step, dump_intent, parse_intent
@@ -31,6 +32,7 @@ from appliance.journal.owners import performing, still_acting, this_process
 from appliance.limits import MAX_VALUE_CHARS, clip, was_cut
 from appliance.policy.validator import (
     CONFIRM_BELOW,
+    HIDDEN_WORDS,
     REJECT_BELOW,
     UNSURE,
     Ambiguous,
@@ -79,12 +81,10 @@ def state_json(states: dict[str, ElementState], snapshot: Snapshot) -> dict[str,
     for key, s in states.items():
         node = snapshot.node(key)
         value = clip(s.value, MAX_VALUE_CHARS) if isinstance(s.value, str) else s.value
-        if node is not None and node.secret and value:
-            value = REDACTED
         out[key] = {
             "role": node.role if node else ("application" if key.startswith("app:") else None),
             "name": node.name if node else key.removeprefix("app:"),
-            "value": value,
+            "value": shown_value(node.role if node else None, value),
             "states": sorted(s.states),
             "activations": s.activations,
             "running": s.running,
@@ -294,13 +294,18 @@ class Session:
         """The answer to "Did you mean A or B?": plan the first words again with only the choice
         left among the options, then validate on the whole screen as for any plan."""
         pending.heard(text, *heard)
+        if pending.transcripts[0] == HIDDEN_WORDS:
+            if not self._claim(pending):
+                return None
+            report = TurnReport(text, None, "", [], "", pending.id.hex)
+            return self._finish(pending, report, Outcome.rejected, FORGOTTEN)
         others = set(pending.options) - {choice}
         narrowed = snapshot.model_copy(
             update={"nodes": tuple(n for n in snapshot.nodes if n.name not in others)}
         )
         plan = self.planner.plan(pending.transcripts[0], narrowed)
         verdict = validate(plan.intent, snapshot, self._settings, self._recent_unconfirmed())
-        intent_json = _journal_intent(verdict.intent or plan.intent, verdict)
+        intent_json = _shown_json(verdict)
         pending.clarify(choice, intent_json)
         pending.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
         if not self._claim(pending):
@@ -346,10 +351,9 @@ class Session:
             plan.intent, snapshot, self._settings, self._recent_unconfirmed(), heard_clearly
         )
         turn = Turn(trigger=trigger, device=self.device)
-        secret = verdict.secret
-        transcript = f"{REDACTED} (typed into a hidden field)" if secret else text
+        transcript = verdict.shown_words(text, snapshot)
         turn.heard(transcript, *heard)
-        intent_json = _journal_intent(verdict.intent or plan.intent, verdict)
+        intent_json = _shown_json(verdict)
         turn.planned(
             intent_json, plan.planner, plan.model, round(plan.latency_ms, 3), list(plan.notes)
         )
@@ -444,12 +448,7 @@ class Session:
         if not self._claim(pending):
             return None
         if original is None:
-            return self._finish(
-                pending,
-                report,
-                Outcome.rejected,
-                "I didn't keep what was hidden. Please say it again.",
-            )
+            return self._finish(pending, report, Outcome.rejected, FORGOTTEN)
         snapshot = self.desktop.snapshot()
         verdict = validate(original, snapshot, self._settings)
         pending.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
@@ -523,7 +522,8 @@ class Session:
             if node
             else {}
         )
-        shown = action.redacted() if step.secret else action
+        shown = step.shown_action()
+        assert shown is not None
         target = node.name if node else (action.target or action.key or action.direction or "")
         self._perform_on(turn)
         turn.start_action(
@@ -725,23 +725,24 @@ def pick_option(answer: str, options: list[str]) -> str | None:
     return found[0] if found and found[1] >= CONFIRM_BELOW else None
 
 
-def _journal_intent(intent: Intent | None, verdict: Verdict) -> dict[str, Any] | None:
-    """The intent as journal data, with text meant for a hidden field replaced."""
-    if intent is None:
-        return None
-    data = dump_intent(intent)
-    if verdict.secret:
-        data["words"] = REDACTED
-        for step in [data, *data.get("steps", [])]:
-            if "text" in step:
-                step["text"] = REDACTED
-    return data
+FORGOTTEN = "I didn't keep what was hidden. Please say it again."
+
+
+def _shown_json(verdict: Verdict) -> dict[str, Any] | None:
+    """The intent as journal and report data: the words of every secret step hidden."""
+    intent = verdict.shown_intent()
+    return dump_intent(intent) if intent is not None else None
 
 
 def _stored_intent(turn: Turn) -> Intent | None:
-    if turn.intent is None or REDACTED in str(turn.intent):
+    """The journaled intent, to carry on after a yes; None when a step still to run had its
+    words hidden (they were never stored, so they cannot be typed)."""
+    if turn.intent is None:
         return None
-    return parse_intent(turn.intent)
+    intent = parse_intent(turn.intent)
+    if any(i >= turn.resume_step for i in intent.hidden_steps()):
+        return None
+    return intent
 
 
 def _first_step(intent: Intent | None) -> Step | None:

@@ -7,7 +7,7 @@ ever see snapshots, so a scene file and a real GTK window look the same to them.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -17,6 +17,15 @@ REDACTED = "[redacted]"
 """What the journal, the voice and every printout show instead of a secret."""
 
 SECRET_ROLES = frozenset({"password text"})
+
+V = TypeVar("V")
+
+
+def shown_value(role: str | None, value: V) -> V | str:
+    """An element's value as it may leave the device's screen: a secret one is the marker."""
+    if role in SECRET_ROLES and value:
+        return REDACTED
+    return value
 
 
 class Risk(StrEnum):
@@ -63,9 +72,7 @@ class Node(BaseModel):
 
     def shown_value(self) -> str | float | None:
         """The value as it may be spoken, journaled or printed."""
-        if self.secret and self.value:
-            return REDACTED
-        return self.value
+        return shown_value(self.role, self.value)
 
 
 class Snapshot(BaseModel):
@@ -167,8 +174,14 @@ class Action(BaseModel):
     restore: dict[str, ElementState] | None = None  # for "restore": node id -> state to put back
 
     def redacted(self) -> Action:
-        """The same action with any typed text hidden (for a secret field)."""
-        return self.model_copy(update={"text": REDACTED if self.text else self.text})
+        """The same action with the words it carries hidden (typed text, a value that is not a
+        tick): what is journaled for an action on a secret field."""
+        update: dict[str, str] = {}
+        if self.text:
+            update["text"] = REDACTED
+        if self.value is not None and not isinstance(self.value, bool):
+            update["value"] = REDACTED
+        return self.model_copy(update=update)
 
 
 class ActionResult(BaseModel):

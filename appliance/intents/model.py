@@ -7,9 +7,12 @@ planner, the Ollama `format` parameter and the validator.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from collections.abc import Collection
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from appliance.desktop.model import REDACTED
 
 
 class _Intent(BaseModel):
@@ -17,6 +20,24 @@ class _Intent(BaseModel):
 
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     words: str = Field(default="", description="the words this intent came from")
+
+    def redacted(self, hidden: Collection[int]) -> Self:
+        """This intent as it may leave a turn: the person's words hidden in every step whose
+        index is in `hidden` (a one-step intent is step 0), and in the whole if any is."""
+        if 0 not in hidden:
+            return self
+        return self.model_copy(update=self._carried())
+
+    def hidden_steps(self) -> frozenset[int]:
+        """The steps whose words were hidden (`redacted`) before this intent was journaled."""
+        return frozenset({0}) if self._hides_words() else frozenset()
+
+    def _hides_words(self) -> bool:
+        return any(getattr(self, name) == REDACTED for name in self._carried())
+
+    def _carried(self) -> dict[str, Any]:
+        """Every field that holds the person's words, blanked; subclasses add theirs."""
+        return {"words": REDACTED}
 
 
 class Activate(_Intent):
@@ -32,6 +53,9 @@ class TypeText(_Intent):
     intent: Literal["type_text"] = "type_text"
     text: str
     target: str | None = None
+
+    def _carried(self) -> dict[str, Any]:
+        return {"words": REDACTED, "text": REDACTED}
 
 
 Modifier = Literal["ctrl", "alt", "shift", "super"]
@@ -68,6 +92,11 @@ class SetValue(_Intent):
     intent: Literal["set_value"] = "set_value"
     target: str = Field(min_length=1)
     value: bool | float | str
+
+    def _carried(self) -> dict[str, Any]:
+        if isinstance(self.value, bool):  # a tick carries no words
+            return {"words": REDACTED}
+        return {"words": REDACTED, "value": REDACTED}
 
 
 class Select(_Intent):
@@ -120,6 +149,15 @@ class Sequence(_Intent):
 
     intent: Literal["sequence"] = "sequence"
     steps: tuple[Step, ...] = Field(min_length=1, max_length=8)
+
+    def redacted(self, hidden: Collection[int]) -> Self:
+        if not any(0 <= i < len(self.steps) for i in hidden):
+            return self
+        steps = tuple(s.redacted((0,)) if i in hidden else s for i, s in enumerate(self.steps))
+        return self.model_copy(update={"words": REDACTED, "steps": steps})
+
+    def hidden_steps(self) -> frozenset[int]:
+        return frozenset(i for i, s in enumerate(self.steps) if s._hides_words())
 
 
 Intent = Annotated[

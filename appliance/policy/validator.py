@@ -7,13 +7,13 @@ same inputs, same verdict, no I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from appliance.desktop.model import Action, Node, Risk, Snapshot
-from appliance.desktop.resolve import Match, best_name, find_targets
+from appliance.desktop.model import REDACTED, Action, Node, Risk, Snapshot
+from appliance.desktop.resolve import Match, best_name, find_targets, name_key
 from appliance.desktop.roles import (
     CHOICE_ROLES,
     ITEM_ROLES,
@@ -46,6 +46,8 @@ SURE_MATCH = 0.85  # a name this close means that element, even if its role does
 RIVAL_MARGIN = 0.1  # a fuzzy guess must beat the next different name by this much
 
 UNSURE = "unsure what was meant"
+HIDDEN_WORDS = f"{REDACTED} (typed into a hidden field)"
+"""What is journaled and printed instead of an utterance that carried a secret."""
 SCREEN_CHANGING = frozenset({"activate", "open_app", "select", "press_key"})
 
 Outcome = Literal["execute", "confirm", "reject", "clarify", "answer", "control"]
@@ -65,19 +67,41 @@ class ResolvedStep:
     def secret(self) -> bool:
         return self.node is not None and self.node.secret
 
+    def shown_action(self) -> Action | None:
+        """The action as it may be journaled: its words hidden when it acts on a secret field."""
+        return self.action.redacted() if self.action is not None and self.secret else self.action
+
 
 @dataclass(frozen=True)
 class Verdict:
+    """What may happen with a proposal. `hidden`: the steps whose words must never leave the
+    turn (the journal, printouts, prompts, replies); `shown_*` give what may."""
+
     outcome: Outcome
     risk: Risk = Risk.harmless
     reasons: tuple[str, ...] = ()
     steps: tuple[ResolvedStep, ...] = ()
     intent: Intent | None = None
     options: tuple[str, ...] = field(default=())
+    hidden: frozenset[int] = frozenset()
 
     @property
     def secret(self) -> bool:
-        return any(s.secret for s in self.steps)
+        return bool(self.hidden) or any(s.secret for s in self.steps)
+
+    def shown_intent(self) -> Intent | None:
+        """The intent with the person's words hidden in every secret step, at any depth."""
+        if self.intent is None:
+            return None
+        return self.intent.redacted(self.hidden | {i for i, s in enumerate(self.steps) if s.secret})
+
+    def shown_words(self, words: str, snapshot: Snapshot | None = None) -> str:
+        """What the person said, as it may be journaled or printed: hidden when the plan
+        carried a secret, or when nothing was planned from words naming a secret field."""
+        unplanned = self.intent is None and snapshot is not None
+        if self.secret or (unplanned and _names_secret_field(words, snapshot)):
+            return HIDDEN_WORDS
+        return words
 
 
 class Rejected(Exception):
@@ -95,6 +119,20 @@ def validate(
 
     `heard_clearly` False: the words may be misheard (see appliance/voice/doubt.py), so anything
     that would act asks first."""
+    verdict = _judge(proposal, snapshot, settings, recent_unconfirmed, heard_clearly)
+    if verdict.intent is None:
+        return verdict
+    hidden = secret_steps(verdict.intent, verdict.steps, snapshot)
+    return replace(verdict, hidden=hidden) if hidden else verdict
+
+
+def _judge(
+    proposal: Intent | dict[str, Any] | None,
+    snapshot: Snapshot,
+    settings: Settings,
+    recent_unconfirmed: int,
+    heard_clearly: bool,
+) -> Verdict:
     if proposal is None:
         return Verdict("reject", reasons=("Sorry, I didn't understand that.",))
     try:
@@ -152,6 +190,74 @@ def validate(
         reasons.append("many actions in the last minute")
     outcome: Outcome = "confirm" if reasons else "execute"
     return Verdict(outcome, risk=risk, reasons=tuple(reasons), steps=tuple(steps), intent=intent)
+
+
+def secret_steps(
+    intent: Intent, resolved: tuple[ResolvedStep, ...], snapshot: Snapshot
+) -> frozenset[int]:
+    """The one place that decides which steps' words must never leave the turn: those that act
+    on a secret field, and, failing closed, those whose words may yet land in one (a field not
+    on this screen, a focus that earlier steps may move, a name close to a secret field's)."""
+    if isinstance(intent, Clarify):  # "Did you mean Card PIN or Phone PIN?" about typing
+        secret_names = {n.name for n in snapshot.nodes if n.secret}
+        return frozenset({0}) if secret_names.intersection(intent.options) else frozenset()
+    try:
+        steps = _steps_of(intent)
+    except Rejected:
+        return frozenset()
+    hidden = set()
+    for i, step in enumerate(steps):
+        done = resolved[i] if i < len(resolved) else None
+        if isinstance(step, TypeText) and step.target is None and i > 0:
+            secret = True  # typed wherever the focus is once the earlier steps have run
+        elif done is not None and done.node is not None:
+            secret = done.node.secret
+        else:
+            changing = any(s.intent in SCREEN_CHANGING for s in steps[:i])
+            deferred = done is not None and done.deferred
+            secret = _may_write_secret(step, snapshot, changing, deferred)
+        if secret:
+            hidden.add(i)
+    return frozenset(hidden)
+
+
+def _may_write_secret(
+    step: Step, snapshot: Snapshot, screen_may_change: bool, deferred: bool
+) -> bool:
+    """Whether the words of a step not tied to an element may be meant for a secret field."""
+    if isinstance(step, TypeText) or (isinstance(step, SetValue) and isinstance(step.value, str)):
+        unseen = True  # words for a field we cannot see may be for a secret one
+    elif isinstance(step, SetValue) and not isinstance(step.value, bool):
+        unseen = False  # a number only ever goes into a slider: hidden if it names a secret field
+    else:
+        return False
+    if deferred:
+        return unseen
+    target = step.target
+    if target is None:
+        fields = [n for n in snapshot.in_active_window() if n.role in TEXT_ROLES and n.visible]
+        focused = [n for n in fields if "focused" in n.states]
+        candidates = focused[:1] or fields
+        return any(n.secret for n in candidates) if candidates else unseen
+    near = [
+        m
+        for m in [*find_targets(target, snapshot, roles=_roles_for(step)),
+                  *find_targets(target, snapshot, limit=1)]
+        if m.score >= REJECT_BELOW
+    ]
+    if not near:
+        return unseen
+    best = max(m.score for m in near)
+    if screen_may_change and best < 1.0:
+        return unseen  # perhaps meant for a field on the screen an earlier step opens
+    return any(m.node.secret for m in near if best - m.score < RIVAL_MARGIN)
+
+
+def _names_secret_field(words: str, snapshot: Snapshot | None) -> bool:
+    said = f" {name_key(words)} "
+    return snapshot is not None and any(
+        f" {name_key(n.name)} " in said for n in snapshot.nodes if n.secret and n.name.strip()
+    )
 
 
 def _steps_of(intent: Intent) -> tuple[Step, ...]:
