@@ -18,6 +18,7 @@ from pathlib import Path
 
 from appliance.intents.planner import Planner
 from appliance.journal.application import Journal
+from appliance.journal.store import StoreError
 from appliance.panel.link import NullPanel, Panel, PanelLink
 from appliance.panel.state import Mode, PanelState
 from appliance.session import TurnReport
@@ -42,18 +43,22 @@ class PanelFeed:
     panel: Panel
     transcript: str = ""
     reply: str = ""
+    journal: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def show(self, state: PanelState) -> None:
         with self.lock:
             self.transcript, self.reply = state.transcript, state.reply
-            self.panel.show(state)  # never blocks (PanelLink writes without waiting)
+            # never blocks (PanelLink writes without waiting)
+            self.panel.show(state.model_copy(update={"journal": self.journal}))
 
     def mode(self, mode: Mode, transcript: str | None = None, reply: str | None = None) -> None:
         with self.lock:
             self.transcript = self.transcript if transcript is None else transcript
             self.reply = self.reply if reply is None else reply
-            state = PanelState(mode=mode, transcript=self.transcript, reply=self.reply)
+            state = PanelState(
+                mode=mode, transcript=self.transcript, reply=self.reply, journal=self.journal
+            )
             self.panel.show(state)
 
 
@@ -67,11 +72,13 @@ class KioskSink(TalkingSink):
         lock: threading.RLock,
         feed: PanelFeed,
         after_turn: Callable[[], None],
+        after_spoke: Callable[[], None] = lambda: None,
     ) -> None:
         super().__init__(sink, talk)
         self.lock = lock
         self.feed = feed
         self.after_turn = after_turn
+        self.after_spoke = after_spoke
         self._asks = False  # the last reply asked a question: the panel shows "yes or no"
 
     def handle(self, utterance: Utterance) -> Reply:
@@ -86,6 +93,7 @@ class KioskSink(TalkingSink):
     def spoke(self, turn_id: str, text: str, timings: dict[str, float]) -> None:
         with self.lock:
             super().spoke(turn_id, text, timings)
+            self.after_spoke()
         if turn_id:  # a turn's reply is out; words the switch had spoken (no turn) leave the
             self.feed.mode(self._after())  # panel to the switch side, e.g. still scanning
 
@@ -140,9 +148,12 @@ class Kiosk:
         self.speak = speak
 
     def sink(self, inner: TurnSink) -> KioskSink:
-        return KioskSink(inner, self.talk, self.lock, self.feed, self._voice_turn_done)
+        return KioskSink(
+            inner, self.talk, self.lock, self.feed, self._voice_turn_done, self._note_head
+        )
 
     def start(self) -> None:
+        self._note_head()
         self.feed.mode("idle")
         if self.input is not None:
             # No switch yet: say so once and keep looking; one may be plugged in later.
@@ -163,6 +174,16 @@ class Kiosk:
     def on_switch(self, event: Edge | Press) -> None:
         with self.lock:
             self.controller.handle(event)
+            self._note_head()
+
+    def _note_head(self) -> None:
+        """The journal's head on the panel, the witness a caregiver notes to catch a truncation
+        later (`audit verify --expect`); read under the lock, after the turn's last write."""
+        try:
+            self.feed.journal = f"Journal {self.journal.head()}"
+        except StoreError as e:
+            self.feed.journal = "Journal unreadable"
+            log.warning("%s", e)
 
     def _on_fault(self, message: str) -> None:
         """The switch went, came back, or was never there: journal it and say it once."""
@@ -171,6 +192,7 @@ class Kiosk:
         self.on_notice(message)
 
     def _voice_turn_done(self) -> None:
+        self._note_head()
         if self.controller.listening:
             self.controller.listening_ended()
 

@@ -106,6 +106,9 @@ def test_a_tap_lets_the_next_words_through_and_the_panel_follows(
     assert panel.states[-1].mode == "idle"
     assert "doctor" in panel.states[-1].reply.lower()
     assert not kiosk.controller.listening  # the voice side told the switch side it was done
+    # The journal's head after the turn is on the panel: the witness a caregiver can note.
+    head = journal.head()
+    assert head.count > 0 and panel.states[-1].journal == f"Journal {head}"
 
 
 def test_what_the_switch_says_is_spoken_by_the_voice_pipeline(

@@ -111,6 +111,16 @@ def test_each_mode_is_readable_on_screen(
     assert not stale, f"stale words {stale} still on screen"
 
 
+def test_the_journal_head_is_readable_on_screen(panel: PanelLink, tmp_path: Path) -> None:
+    panel.show(PanelState(mode="idle", journal="Journal 4817:d1ca2a562d5fb191"))
+    assert panel.wait_shown(), "the panel did not acknowledge the state"
+    text = ocr(screenshot(tmp_path / "screen.png"), tmp_path / "ocr.png")
+    assert read_word("journal", text) and "4817" in text, text
+    panel.show(PanelState(mode="idle"))
+    assert panel.wait_shown()
+    assert not read_word("journal", ocr(screenshot(tmp_path / "s2.png"), tmp_path / "o2.png"))
+
+
 def test_highlight_frame_is_where_the_bounds_say(panel: PanelLink, tmp_path: Path) -> None:
     box = Bounds(x=300, y=200, width=120, height=40)
     # A bigger element offered first, at the same place: its frame must shrink, not linger.

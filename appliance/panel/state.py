@@ -42,3 +42,6 @@ class PanelState(BaseModel):
     reply: str = ""
     offer: str = Field(default="", description="the scan item being offered, as spoken")
     highlight: Bounds | None = None
+    journal: str = Field(
+        default="", description="the journal's head (count:link) a caregiver can note as a witness"
+    )

@@ -48,6 +48,7 @@ CSS = b"""
 .appliance-panel .mode { font-size: 40px; font-weight: bold; }
 .appliance-panel .offer { font-size: 36px; font-weight: bold; color: #ffb000; }
 .appliance-panel .said { font-size: 28px; }
+.appliance-panel .journal { font-size: 16px; color: #c8c8c8; }
 .appliance-frame { background-color: #%02x%02x%02x; }
 """ % FRAME_COLOUR
 
@@ -146,7 +147,8 @@ class PanelWindow:
         self.offer = _label("offer", 1)
         self.transcript = _label("said", 2)
         self.reply = _label("said", 2)
-        for label in (self.mode, self.offer, self.transcript, self.reply):
+        self.journal = _label("journal", 1)
+        for label in (self.mode, self.offer, self.transcript, self.reply, self.journal):
             box.pack_start(label, False, False, 0)
         self.window = win
         self.frame = Frame()
@@ -178,6 +180,8 @@ class PanelWindow:
         self.transcript.set_visible(bool(state.transcript))
         self.reply.set_text(f"Reply: {state.reply}" if state.reply else "")
         self.reply.set_visible(bool(state.reply))
+        self.journal.set_text(state.journal)
+        self.journal.set_visible(bool(state.journal))
         self.frame.show(state.highlight)
         gdk_window = self.window.get_window()
         if gdk_window is not None:
