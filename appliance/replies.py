@@ -35,22 +35,24 @@ def _number(value: float) -> str:
     return f"{value:g}"
 
 
-def did(step: ResolvedStep) -> str:
-    """Past tense, one sentence: 'Typed hello grandma into Message.' (cut if very long)"""
-    return clip(_did(step), MAX_SPOKEN_CHARS)
+def did(step: ResolvedStep, hidden: bool = False) -> str:
+    """Past tense, one sentence: 'Typed hello grandma into Message.' (cut if very long).
+    `hidden`: the step's words must not leave the turn (`Verdict.hidden`)."""
+    return clip(_did(step, hidden), MAX_SPOKEN_CHARS)
 
 
-def _did(step: ResolvedStep) -> str:
+def _did(step: ResolvedStep, hidden: bool) -> str:
     i = step.intent
     name = step.node.name if step.node else getattr(i, "target", "") or ""
+    hidden = hidden or step.secret
     if isinstance(i, TypeText):
-        if step.secret:
+        if hidden:
             return f"Typed into {name}."
         return f"Typed {i.text} into {name}."
     if isinstance(i, SetValue):
         if isinstance(i.value, bool):
             return f"{'Ticked' if i.value else 'Unticked'} {name}."
-        if step.secret:
+        if hidden:
             return f"Set {name}."
         shown = _number(i.value) if isinstance(i.value, float | int) else i.value
         return f"Set {name} to {shown}."
@@ -95,9 +97,13 @@ def verb(step: Step) -> str:
 
 def confirmation(verdict: Verdict, steps: tuple[ResolvedStep, ...] | None = None) -> str:
     """'Send needs a yes. Say yes to send, or no.'"""
+    hidden = verdict.hidden if steps is None else frozenset()
     steps = steps if steps is not None else verdict.steps
     first = steps[0]
-    what = " and then ".join(verb(s.intent) for s in steps)
+    what = " and then ".join(
+        verb(_unnamed(s.intent) if i in hidden and s.node is None else s.intent)
+        for i, s in enumerate(steps)
+    )
     subject = first.node.name if first.node and len(steps) == 1 else "That"
     if UNSURE in verdict.reasons:
         return f"Did you mean {what}? Say yes or no."
@@ -106,6 +112,11 @@ def confirmation(verdict: Verdict, steps: tuple[ResolvedStep, ...] | None = None
     if verdict.risk == Risk.harmless:
         return f"That's a lot of actions in a minute. Say yes to {what}, or no."
     return f"{subject} needs a yes. Say yes to {what}, or no."
+
+
+def _unnamed(step: Step) -> Step:
+    """A hidden step not tied to the screen: its target is what the person said, so "that"."""
+    return step.model_copy(update={"target": "that"}) if hasattr(step, "target") else step
 
 
 def declined(intent_step: Step | None) -> str:

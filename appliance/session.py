@@ -40,6 +40,7 @@ from appliance.policy.validator import (
     ResolvedStep,
     Verdict,
     resolve_step,
+    scrubbed,
     validate,
 )
 from appliance.replies import confirmation, declined, did, verb
@@ -485,8 +486,9 @@ class Session:
                     if score < REJECT_BELOW:
                         raise Rejected(f"I can't find {getattr(step.intent, 'target', '')}.")
                 except (Rejected, Ambiguous) as e:
-                    turn.validated("reject", step.risk.value, [str(e)], step=i)
-                    return self._finish(turn, report, Outcome.failed, " ".join([*done, str(e)]))
+                    why = scrubbed(str(e), step.intent, snapshot) if i in verdict.hidden else str(e)
+                    turn.validated("reject", step.risk.value, [why], step=i)
+                    return self._finish(turn, report, Outcome.failed, " ".join([*done, why]))
                 unsure = score < CONFIRM_BELOW and not confirmed
                 if unsure:
                     turn.validated("confirm", step.risk.value, [UNSURE], step=i)
@@ -504,7 +506,7 @@ class Session:
             failure = self._perform(turn, i, step, snapshot)
             if failure:
                 return self._finish(turn, report, Outcome.failed, " ".join([*done, failure]))
-            done.append(did(step))
+            done.append(did(step, i in verdict.hidden))
         return self._finish(turn, report, Outcome.executed, " ".join(done))
 
     def _perform_on(self, turn: Turn) -> None:
@@ -735,12 +737,12 @@ def _shown_json(verdict: Verdict) -> dict[str, Any] | None:
 
 
 def _stored_intent(turn: Turn) -> Intent | None:
-    """The journaled intent, to carry on after a yes; None when a step still to run had its
-    words hidden (they were never stored, so they cannot be typed)."""
+    """The journaled intent, to carry on after a yes; None when a step still to run lost what
+    it needs to the redaction (typed words were never stored, so they cannot be typed)."""
     if turn.intent is None:
         return None
     intent = parse_intent(turn.intent)
-    if any(i >= turn.resume_step for i in intent.hidden_steps()):
+    if any(i >= turn.resume_step for i in intent.lost_steps()):
         return None
     return intent
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from appliance.desktop.model import REDACTED, Action, Snapshot
@@ -85,6 +85,23 @@ def next_model_context(kiosk: Kiosk) -> str:
     session.say("zorp the wibble")
     assert len(recorder.contexts) == 1, "the grammar knows nothing of it, so the model is asked"
     return recorder.contexts[0]
+
+
+def secret_fields(scene: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every password field of a printed scene."""
+    found: list[dict[str, Any]] = []
+
+    def walk(elements: list[dict[str, Any]]) -> None:
+        for el in elements:
+            if el.get("role") == "password text":
+                found.append(el)
+            walk(el.get("children", []))
+
+    for group in ("applications", "launchable"):
+        for application in scene[group]:
+            for window in application["windows"]:
+                walk(window.get("children", []))
+    return found
 
 
 def spoken_in(rows: list[dict[str, Any]]) -> list[str]:
@@ -253,16 +270,18 @@ def test_redacted_walks_every_step_and_every_field_with_the_persons_words() -> N
             SetValue(target="Code", value=77.0, words="set Code to 77"),
         ),
     )
-    shown = plan.redacted({1, 2})
+    shown = plan.redacted({1, 2}, names={1: "PIN"})
     assert shown.words == REDACTED
     assert shown.steps[0] == plan.steps[0]
     assert shown.steps[1] == TypeText(text=REDACTED, target="PIN", words=REDACTED)
-    assert shown.steps[2] == SetValue(target="Code", value=REDACTED, words=REDACTED)
-    assert shown.hidden_steps() == {1, 2} and plan.hidden_steps() == frozenset()
+    assert shown.steps[2] == SetValue(target=REDACTED, value=REDACTED, words=REDACTED), (
+        "a target not tied to the screen may hold more than a name"
+    )
+    assert shown.lost_steps() == {1, 2} and plan.lost_steps() == frozenset()
     assert plan.redacted(()) is plan
     assert parse_intent(json.dumps(shown.model_dump(mode="json"))) == shown, "journal data"
-    tick = SetValue(target="Urgent", value=True, words="tick urgent").redacted({0})
-    assert tick.value is True and tick.words == REDACTED
+    tick = SetValue(target="Urgent", value=True, words="tick urgent").redacted({0}, {0: "Urgent"})
+    assert tick.value is True and tick.words == REDACTED and tick.lost_steps() == frozenset()
     action = Action(kind="set_value", target="0.0.6", value="4321").redacted()
     assert action.value == REDACTED and action.text is None
 
@@ -271,11 +290,10 @@ def test_redacted_walks_every_step_and_every_field_with_the_persons_words() -> N
 
 SAID_FORMS = ("type {} into PIN", "put {} in the PIN field", "type {} into the pin field",
               "enter {} into pin")
-HARMLESS = ("untick urgent", "press enter", "scroll down", "go to message",
+HARMLESS = ("untick urgent", "select doctor", "press enter", "scroll down", "go to message",
             "type {marker} into message")
-# Not "select doctor": the grammar reads "select doctor and then type X into PIN" as setting
-# PIN to "doctor and then type X"; nor "tick urgent" with "untick urgent": after a third step it
-# reads them as one (hidden all the same, but not the plans this test means).
+# The grammar sometimes reads two of these as one step ("select doctor and then type X into
+# PIN" as setting PIN to "doctor and then type X"); the property holds all the same.
 MARKER = "plainwords"
 """Typed into the ordinary Message field: proves each place looked at does show typed words."""
 
@@ -313,22 +331,31 @@ def test_a_secret_typed_at_any_depth_never_leaves_the_turn(
         planned = plan_json(kiosk, utterance)
         intent = planned.json()["intent"]
         steps = intent["steps"] if intent["intent"] == "sequence" else [intent]
-        assert steps[at]["intent"] == "type_text" and steps[at]["target"] == "PIN", utterance
         said = [say_json(kiosk, utterance)]
-        if asks:
+        as_meant = len(steps) == len(utterance.split(" and "))
+        if not as_meant:  # the grammar read several steps as one; still nothing may leak
+            event("the grammar merged steps")
+        elif asks:
+            assert steps[at]["intent"] == "type_text" and steps[at]["target"] == "PIN"
             said.append(say_json(kiosk, "yes"))
             assert said[-1].json()["spoken"] == FORGOTTEN, "the hidden step was still to run"
         else:
+            assert steps[at]["intent"] == "type_text" and steps[at]["target"] == "PIN"
             assert said[0].json()["decision"] == "executed", said[0].out
             assert kiosk.element("PIN")["value"] == secret, "the secret was really typed"
         context = next_model_context(kiosk)
         rows = audit_json(kiosk).json()
 
-        assert_nowhere(secret, kiosk, planned, *said)
+        for printed in said:  # the screen it prints may show what was typed, but no secret
+            data = printed.json()
+            screen = data.pop("desktop")
+            assert secret not in json.dumps(data)
+            assert secret not in json.dumps(secret_fields(screen))
+        assert_nowhere(secret, kiosk, planned)
         assert secret not in context
         assert HIDDEN_WORDS in context, "the secret turn is in the model's history, hidden"
         for spoken in [*spoken_in(rows), *(s.json()["spoken"] for s in said)]:
             assert secret not in spoken
-        if not asks and MARKER in utterance:  # the same places do show ordinary typed words
+        if as_meant and not asks and MARKER in utterance:  # these places show typed words
             assert MARKER.encode() in store_bytes(kiosk.store)
             assert MARKER in audit_json(kiosk).out and MARKER in context

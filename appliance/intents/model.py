@@ -7,7 +7,7 @@ planner, the Ollama `format` parameter and the validator.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -21,19 +21,25 @@ class _Intent(BaseModel):
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     words: str = Field(default="", description="the words this intent came from")
 
-    def redacted(self, hidden: Collection[int]) -> Self:
+    def redacted(self, hidden: Collection[int], names: Mapping[int, str] | None = None) -> Self:
         """This intent as it may leave a turn: the person's words hidden in every step whose
-        index is in `hidden` (a one-step intent is step 0), and in the whole if any is."""
+        index is in `hidden` (a one-step intent is step 0), and in the whole if any is. A hidden
+        step's target becomes the on-screen name it was tied to (`names`, by step), else is
+        hidden too: a slot the person filled may hold more than a name."""
         if 0 not in hidden:
             return self
-        return self.model_copy(update=self._carried())
+        update = self._carried()
+        if getattr(self, "target", None) is not None:
+            update["target"] = (names or {}).get(0, REDACTED)
+        return self.model_copy(update=update)
 
-    def hidden_steps(self) -> frozenset[int]:
-        """The steps whose words were hidden (`redacted`) before this intent was journaled."""
-        return frozenset({0}) if self._hides_words() else frozenset()
+    def lost_steps(self) -> frozenset[int]:
+        """The steps that `redacted` took something from that they need to run (typed text, a
+        value, a target), so they cannot be carried out from this copy."""
+        return frozenset({0}) if self._lost() else frozenset()
 
-    def _hides_words(self) -> bool:
-        return any(getattr(self, name) == REDACTED for name in self._carried())
+    def _lost(self) -> bool:
+        return any(getattr(self, f) == REDACTED for f in type(self).model_fields if f != "words")
 
     def _carried(self) -> dict[str, Any]:
         """Every field that holds the person's words, blanked; subclasses add theirs."""
@@ -150,14 +156,18 @@ class Sequence(_Intent):
     intent: Literal["sequence"] = "sequence"
     steps: tuple[Step, ...] = Field(min_length=1, max_length=8)
 
-    def redacted(self, hidden: Collection[int]) -> Self:
+    def redacted(self, hidden: Collection[int], names: Mapping[int, str] | None = None) -> Self:
         if not any(0 <= i < len(self.steps) for i in hidden):
             return self
-        steps = tuple(s.redacted((0,)) if i in hidden else s for i, s in enumerate(self.steps))
+        names = names or {}
+        steps = tuple(
+            s.redacted((0,), {0: names[i]} if i in names else None) if i in hidden else s
+            for i, s in enumerate(self.steps)
+        )
         return self.model_copy(update={"words": REDACTED, "steps": steps})
 
-    def hidden_steps(self) -> frozenset[int]:
-        return frozenset(i for i, s in enumerate(self.steps) if s._hides_words())
+    def lost_steps(self) -> frozenset[int]:
+        return frozenset(i for i, s in enumerate(self.steps) if s._lost())
 
 
 Intent = Annotated[

@@ -93,15 +93,14 @@ class Verdict:
         """The intent with the person's words hidden in every secret step, at any depth."""
         if self.intent is None:
             return None
-        return self.intent.redacted(self.hidden | {i for i, s in enumerate(self.steps) if s.secret})
+        hidden = self.hidden | {i for i, s in enumerate(self.steps) if s.secret}
+        names = {i: s.node.name for i, s in enumerate(self.steps) if s.node is not None}
+        return self.intent.redacted(hidden, names)
 
     def shown_words(self, words: str, snapshot: Snapshot | None = None) -> str:
         """What the person said, as it may be journaled or printed: hidden when the plan
-        carried a secret, or when nothing was planned from words naming a secret field."""
-        unplanned = self.intent is None and snapshot is not None
-        if self.secret or (unplanned and _names_secret_field(words, snapshot)):
-            return HIDDEN_WORDS
-        return words
+        carried a secret, or when the words name a secret field on screen."""
+        return HIDDEN_WORDS if self.secret or _names_secret_field(words, snapshot) else words
 
 
 class Rejected(Exception):
@@ -123,7 +122,31 @@ def validate(
     if verdict.intent is None:
         return verdict
     hidden = secret_steps(verdict.intent, verdict.steps, snapshot)
-    return replace(verdict, hidden=hidden) if hidden else verdict
+    if not hidden:
+        return verdict
+    reasons = verdict.reasons
+    for i, step in enumerate(_steps_or_none(verdict.intent)):
+        if i in hidden:
+            reasons = tuple(scrubbed(r, step, snapshot) for r in reasons)
+    return replace(verdict, hidden=hidden, reasons=reasons)
+
+
+def scrubbed(reason: str, step: Step, snapshot: Snapshot) -> str:
+    """A reason as it may be spoken for a hidden step: what the person said for it (a target
+    that is more than a name on screen, typed text, a value) becomes "that"."""
+    on_screen = {n.name for n in snapshot.nodes}
+    said = [getattr(step, f, None) for f in ("target", "text", "value")]
+    for words in sorted((w for w in said if isinstance(w, str) and w), key=len, reverse=True):
+        if words not in on_screen:
+            reason = reason.replace(words, "that")
+    return reason
+
+
+def _steps_or_none(intent: Intent) -> tuple[Step, ...]:
+    try:
+        return _steps_of(intent)
+    except Rejected:
+        return ()
 
 
 def _judge(
@@ -196,11 +219,15 @@ def secret_steps(
     intent: Intent, resolved: tuple[ResolvedStep, ...], snapshot: Snapshot
 ) -> frozenset[int]:
     """The one place that decides which steps' words must never leave the turn: those that act
-    on a secret field, and, failing closed, those whose words may yet land in one (a field not
-    on this screen, a focus that earlier steps may move, a name close to a secret field's)."""
+    on a secret field or name one, and, failing closed, those whose words may yet land in one
+    (a field not on this screen, a focus that earlier steps may move, a name close to a secret
+    field's)."""
     if isinstance(intent, Clarify):  # "Did you mean Card PIN or Phone PIN?" about typing
         secret_names = {n.name for n in snapshot.nodes if n.secret}
-        return frozenset({0}) if secret_names.intersection(intent.options) else frozenset()
+        named = secret_names.intersection(intent.options) or _names_secret_field(
+            intent.words, snapshot
+        )
+        return frozenset({0}) if named else frozenset()
     try:
         steps = _steps_of(intent)
     except Rejected:
@@ -216,7 +243,8 @@ def secret_steps(
             changing = any(s.intent in SCREEN_CHANGING for s in steps[:i])
             deferred = done is not None and done.deferred
             secret = _may_write_secret(step, snapshot, changing, deferred)
-        if secret:
+        said = (step.words, str(getattr(step, "target", "") or ""))
+        if secret or any(_names_secret_field(words, snapshot) for words in said):
             hidden.add(i)
     return frozenset(hidden)
 
