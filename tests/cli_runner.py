@@ -57,24 +57,29 @@ class Kiosk:
         return data
 
     def element(self, name: str) -> dict[str, Any]:
-        def walk(elements: list[dict[str, Any]]) -> dict[str, Any] | None:
-            for el in elements:
-                if el.get("name") == name:
-                    return el
-                found = walk(el.get("children", []))
-                if found:
-                    return found
-            return None
-
-        scene = json.loads(self.scene.read_text())
-        for group in ("applications", "launchable"):
-            for app in scene[group]:
-                for window in app["windows"]:
-                    found = walk(window.get("children", []))
-                    if found:
-                        return found
-        raise KeyError(name)
+        return find_element(json.loads(self.scene.read_text()), name)
 
     def raw_scene(self) -> dict[str, Any]:
         data: dict[str, Any] = json.loads(self.scene.read_text())
         return data
+
+
+def find_element(scene: dict[str, Any], name: str) -> dict[str, Any]:
+    """The first element called `name` in a scene (open or launchable applications)."""
+
+    def walk(elements: list[dict[str, Any]]) -> dict[str, Any] | None:
+        for el in elements:
+            if el.get("name") == name:
+                return el
+            found = walk(el.get("children", []))
+            if found:
+                return found
+        return None
+
+    for group in ("applications", "launchable"):
+        for app in scene.get(group, []):
+            for window in app["windows"]:
+                found = walk(window.get("children", []))
+                if found:
+                    return found
+    raise KeyError(name)

@@ -154,3 +154,18 @@ def _device_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 # =============================================================================================
 # (end of the device key section)
 # =============================================================================================
+
+
+# =============================================================================================
+# `store`: a journal store on each backend, an empty SQLite file path or a fresh PostgreSQL
+# database, for tests that must hold on both.
+# =============================================================================================
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "journal.sqlite")
+    url: str = request.getfixturevalue("fresh_pg_url")
+    return url

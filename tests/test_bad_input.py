@@ -31,7 +31,7 @@ from appliance.limits import (
     MAX_UTTERANCE_CHARS,
     MAX_VALUE_CHARS,
 )
-from tests.cli_runner import APPLIANCE, Kiosk, Result, run
+from tests.cli_runner import APPLIANCE, Kiosk, Result, find_element, run
 from tests.scenes import messages, write_scene
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -55,24 +55,6 @@ def process(*args: str | bytes, **kwargs: Any) -> subprocess.CompletedProcess[st
     )
 
 
-def element(data: dict[str, Any], name: str) -> dict[str, Any]:
-    def walk(elements: list[dict[str, Any]]) -> dict[str, Any] | None:
-        for el in elements:
-            if el.get("name") == name:
-                return el
-            found = walk(el.get("children", []))
-            if found:
-                return found
-        return None
-
-    for app in data["applications"]:
-        for window in app["windows"]:
-            found = walk(window["children"])
-            if found:
-                return found
-    raise KeyError(name)
-
-
 def store_bytes(store: str) -> int:
     return sum(p.stat().st_size for p in Path(store).parent.glob(Path(store).name + "*"))
 
@@ -83,8 +65,8 @@ def store_bytes(store: str) -> int:
 def test_a_huge_field_is_cut_when_read_spoken_and_journaled(tmp_path: Path) -> None:
     scene = messages()
     huge = "grandma " * 600_000  # 4.8 MB in one text field
-    element(scene, "Message")["value"] = huge
-    element(scene, "Status")["name"] = "Status " + "x" * 100_000
+    find_element(scene, "Message")["value"] = huge
+    find_element(scene, "Status")["name"] = "Status " + "x" * 100_000
     kiosk = Kiosk(tmp_path, scene)
     before = store_bytes(kiosk.store) if Path(kiosk.store).exists() else 0
 
@@ -268,7 +250,7 @@ def test_speak_to_a_folder_is_refused_before_anything_is_done(tmp_path: Path) ->
     one_line_error(Result(r.returncode, r.stdout, r.stderr), "folder")
     assert "Exception ignored" not in r.stderr
     scene_now = json.loads(scene.read_text())
-    assert "selected" not in element(scene_now, "Doctor").get("states", []), "nothing was done"
+    assert "selected" not in find_element(scene_now, "Doctor").get("states", []), "nothing was done"
     assert not store.exists()
 
 
@@ -439,7 +421,7 @@ def test_audit_of_a_turn_that_is_not_there_says_so(tmp_path: Path) -> None:
 
 def test_control_characters_never_reach_the_audit_table_or_a_field(tmp_path: Path) -> None:
     scene = messages()
-    element(scene, "Status")["value"] = "fine\x1b[2J\x1b[31mHACKED\u202eevil"
+    find_element(scene, "Status")["value"] = "fine\x1b[2J\x1b[31mHACKED\u202eevil"
     kiosk = Kiosk(tmp_path, scene)
     assert kiosk.say("what does status say")["decision"] == "answered"
     table = run("audit", "--store", kiosk.store).out

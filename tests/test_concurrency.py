@@ -40,7 +40,6 @@ from tests.cli_runner import APPLIANCE, run
 from tests.scenes import messages
 
 REPO = Path(appliance.__file__).resolve().parents[1]  # the checkout under test, for children
-BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 DEADLINE_S = 60.0
 
 # A process whose desktop holds the action in flight (after ActionStarted is on disk) until the
@@ -168,14 +167,6 @@ os.write(write, bytes(count))
 failed = sum(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children)
 print(f"{failed} of {count * presses} writes failed", flush=True)
 """
-
-
-@pytest.fixture(params=BACKENDS)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "journal.sqlite")
-    url: str = request.getfixturevalue("fresh_pg_url")
-    return url
 
 
 def _env() -> dict[str, str]:

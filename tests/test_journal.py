@@ -15,16 +15,6 @@ from appliance.journal.application import Journal
 from appliance.journal.store import StoreError
 from appliance.turn import Outcome, Turn
 
-BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-
-
-@pytest.fixture(params=BACKENDS)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "journal.sqlite")
-    url: str = request.getfixturevalue("fresh_pg_url")
-    return url
-
 
 def executed_turn(journal: Journal, text: str = "hello") -> Turn:
     turn = Turn(trigger="text")

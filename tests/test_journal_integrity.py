@@ -30,16 +30,6 @@ from tests.cli_runner import APPLIANCE, Kiosk, run
 from tests.scenes import messages
 from tests.test_journal import executed_turn
 
-BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-
-
-@pytest.fixture(params=BACKENDS)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "journal.sqlite")
-    url: str = request.getfixturevalue("fresh_pg_url")
-    return url
-
 
 class Raw:
     """SQL straight to the store, as an attacker with the file (or database) but no key."""
