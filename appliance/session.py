@@ -76,12 +76,17 @@ class TurnReport:
         }
 
 
-def state_json(states: dict[str, ElementState], snapshot: Snapshot) -> dict[str, Any]:
-    """Element states as journal data, with role and name; secret values are redacted."""
+def state_json(
+    states: dict[str, ElementState], snapshot: Snapshot, hidden: bool = False
+) -> dict[str, Any]:
+    """Element states as journal data, with role and name; secret values are redacted, and so
+    is every value a hidden step touched (it may hold the words that were hidden)."""
     out: dict[str, Any] = {}
     for key, s in states.items():
         node = snapshot.node(key)
         value = clip(s.value, MAX_VALUE_CHARS) if isinstance(s.value, str) else s.value
+        if hidden and value:
+            value = REDACTED
         out[key] = {
             "role": node.role if node else ("application" if key.startswith("app:") else None),
             "name": node.name if node else key.removeprefix("app:"),
@@ -503,7 +508,7 @@ class Session:
                     turn.validated("confirm", step.risk.value, ["risk found mid-way"], step=i)
                     prompt = " ".join([*done, confirmation(verdict, (step,))])
                     return self._ask(turn, report, prompt, i)
-            failure = self._perform(turn, i, step, snapshot)
+            failure = self._perform(turn, i, step, snapshot, i in verdict.hidden)
             if failure:
                 return self._finish(turn, report, Outcome.failed, " ".join([*done, failure]))
             done.append(did(step, i in verdict.hidden))
@@ -514,17 +519,22 @@ class Session:
         performing(turn.id, busy=True)
         self._performing.append(turn.id)
 
-    def _perform(self, turn: Turn, index: int, step: ResolvedStep, snapshot: Snapshot) -> str:
-        """Write-ahead, act, record the outcome. Returns what to say on failure, else ''."""
+    def _perform(
+        self, turn: Turn, index: int, step: ResolvedStep, snapshot: Snapshot, hidden: bool
+    ) -> str:
+        """Write-ahead, act, record the outcome. Returns what to say on failure, else ''.
+        `hidden`: the step's words must not leave the turn, nor the values it changed."""
         action = step.action
         assert action is not None
         node = snapshot.node(step.node.id) if step.node else None
         before = (
-            state_json({node.id: ElementState(value=node.value, states=node.states)}, snapshot)
+            state_json(
+                {node.id: ElementState(value=node.value, states=node.states)}, snapshot, hidden
+            )
             if node
             else {}
         )
-        shown = step.shown_action()
+        shown = action.redacted() if hidden else step.shown_action()
         assert shown is not None
         target = node.name if node else (action.target or action.key or action.direction or "")
         self._perform_on(turn)
@@ -542,12 +552,12 @@ class Session:
             turn.action_failed(str(e))
             return f"I couldn't {_what(step)}: {e}"
         if not result.verified:
-            observed = state_json(result.after, snapshot)
+            observed = state_json(result.after, snapshot, hidden)
             turn.action_failed(f"not verified; observed {observed} {result.detail}".strip())
             return f"I tried to {_what(step)}, but it didn't take effect."
         turn.action_succeeded(
-            state_json(result.before, snapshot),
-            state_json(result.after, snapshot),
+            state_json(result.before, snapshot, hidden),
+            state_json(result.after, snapshot, hidden),
             result.verified,
             result.via,
         )

@@ -35,7 +35,7 @@ from appliance.session import Session
 from tests.cli_runner import Kiosk, Result, run
 from tests.scenes import messages
 
-REPRO = "type 4321 into PIN and then press enter"
+REPRO = "type 86420975 into PIN and then press enter"
 FORGOTTEN = "I didn't keep what was hidden. Please say it again."
 
 
@@ -149,7 +149,7 @@ def assert_nowhere(secret: str, kiosk: Kiosk, *outputs: Result) -> None:
 def test_plan_json_hides_a_pin_typed_inside_a_sequence(tmp_path: Path) -> None:
     kiosk = Kiosk(tmp_path, messages())
     out = plan_json(kiosk, REPRO)
-    assert "4321" not in out.out
+    assert "86420975" not in out.out
     data = out.json()
     assert data["transcript"] == HIDDEN_WORDS
     typed, enter = data["intent"]["steps"]
@@ -165,8 +165,8 @@ def test_say_keeps_a_pin_typed_inside_a_sequence_out_of_journal_and_output(
     said = say_json(kiosk, REPRO)
     data = said.json()
     assert data["decision"] == "executed" and data["spoken"] == "Typed into PIN. Pressed enter."
-    assert kiosk.element("PIN")["value"] == "4321", "typed, on the screen only"
-    assert_nowhere("4321", kiosk, said)
+    assert kiosk.element("PIN")["value"] == "86420975", "typed, on the screen only"
+    assert_nowhere("86420975", kiosk, said)
     rows = audit_json(kiosk).json()
     planned = next(r for r in rows if r["event"] == "Planned")["data"]["intent"]
     assert planned["words"] == REDACTED
@@ -180,12 +180,12 @@ def test_say_keeps_a_pin_typed_inside_a_sequence_out_of_journal_and_output(
 
 def test_a_sequence_asking_first_cannot_type_what_it_did_not_keep(tmp_path: Path) -> None:
     kiosk = Kiosk(tmp_path, messages())
-    asked = say_json(kiosk, "type 4321 into pin and then click send")
+    asked = say_json(kiosk, "type 86420975 into pin and then click send")
     assert asked.json()["decision"] == "needs_confirmation"
     yes = say_json(kiosk, "yes")
     assert yes.json()["decision"] == "rejected" and yes.json()["spoken"] == FORGOTTEN
     assert kiosk.element("PIN")["value"] == "" and kiosk.element("Send").get("activations", 0) == 0
-    assert_nowhere("4321", kiosk, asked, yes)
+    assert_nowhere("86420975", kiosk, asked, yes)
 
 
 def test_a_hidden_step_already_done_does_not_stop_the_rest_after_a_yes(tmp_path: Path) -> None:
@@ -218,9 +218,9 @@ def test_a_pin_that_cannot_be_typed_is_not_kept_either(tmp_path: Path) -> None:
     greyed = Kiosk(tmp_path / "greyed", pin_changed(messages(), states=["insensitive"])) \
         if (tmp_path / "greyed").mkdir() is None else None
     assert greyed is not None
-    refused = say_json(greyed, "press enter and then type 4321 into pin")
+    refused = say_json(greyed, "press enter and then type 86420975 into pin")
     assert refused.json()["decision"] == "rejected" and "greyed out" in refused.json()["spoken"]
-    assert_nowhere("4321", greyed, refused, plan_json(greyed, "type 4321 into pin"))
+    assert_nowhere("86420975", greyed, refused, plan_json(greyed, "type 86420975 into pin"))
 
 
 def test_which_of_two_pins_asks_and_then_cannot_type_what_it_did_not_keep(
@@ -230,13 +230,13 @@ def test_which_of_two_pins_asks_and_then_cannot_type_what_it_did_not_keep(
     children = scene["applications"][0]["windows"][0]["children"]
     children.append({"role": "password text", "name": "Phone PIN", "value": ""})
     kiosk = Kiosk(tmp_path, scene)
-    asked = say_json(kiosk, "type 4321 into pin")
+    asked = say_json(kiosk, "type 86420975 into pin")
     assert asked.json()["decision"] == "clarify"
     assert asked.json()["spoken"] == "Did you mean Card PIN or Phone PIN?"
     answer = say_json(kiosk, "card pin")
     assert answer.json()["decision"] == "rejected" and answer.json()["spoken"] == FORGOTTEN
     assert kiosk.element("Card PIN")["value"] == ""
-    assert_nowhere("4321", kiosk, asked, answer)
+    assert_nowhere("86420975", kiosk, asked, answer)
 
 
 def test_words_nothing_was_planned_from_are_hidden_when_they_name_a_secret_field(
@@ -244,18 +244,35 @@ def test_words_nothing_was_planned_from_are_hidden_when_they_name_a_secret_field
 ) -> None:
     kiosk = Kiosk(tmp_path, messages())
     ok(run("settings", "set", "llm", "off", "--by", "test", "--store", kiosk.store))
-    said = say_json(kiosk, "put 4321 into my pin code")
+    said = say_json(kiosk, "put 86420975 into my pin code")
     assert said.json()["decision"] == "rejected" and said.json()["transcript"] == HIDDEN_WORDS
-    assert_nowhere("4321", kiosk, said, plan_json(kiosk, "put 4321 into my pin code"))
-    other = say_json(kiosk, "put 4321 into my shoe")
-    assert other.json()["transcript"] == "put 4321 into my shoe", "kept for the caregiver"
+    assert_nowhere("86420975", kiosk, said, plan_json(kiosk, "put 86420975 into my pin code"))
+    other = say_json(kiosk, "put 86420975 into my shoe")
+    assert other.json()["transcript"] == "put 86420975 into my shoe", "kept for the caregiver"
 
 
 def test_set_value_into_a_secret_field_is_hidden_and_not_spoken(tmp_path: Path) -> None:
     kiosk = Kiosk(tmp_path, messages())
-    said = say_json(kiosk, "set pin to 4321")
-    assert said.json()["spoken"] == "Set PIN." and kiosk.element("PIN")["value"] == "4321"
-    assert_nowhere("4321", kiosk, said, plan_json(kiosk, "set pin to 4321"))
+    said = say_json(kiosk, "set pin to 86420975")
+    assert said.json()["spoken"] == "Set PIN." and kiosk.element("PIN")["value"] == "86420975"
+    assert_nowhere("86420975", kiosk, said, plan_json(kiosk, "set pin to 86420975"))
+
+
+def test_words_naming_a_secret_field_are_never_written_into_another_field(
+    tmp_path: Path,
+) -> None:
+    """The grammar reads this as typing "doctor and then type ... go to" into Message (a known
+    misparse): writing it there would show the secret on screen and to every later prompt."""
+    kiosk = Kiosk(tmp_path, messages())
+    words = "select doctor and then type 86420975 into PIN and then go to message"
+    said = say_json(kiosk, words)
+    assert said.json()["decision"] == "rejected", said.out
+    assert "one step at a time" in said.json()["spoken"]
+    assert kiosk.element("Message")["value"] == "" and not kiosk.element("PIN").get("value")
+    assert_nowhere("86420975", kiosk, said, plan_json(kiosk, words))
+    # Words that name no secret field still go where they were meant to.
+    typed = say_json(kiosk, "type see you at ten into message")
+    assert typed.json()["decision"] == "executed"
 
 
 # -- the one definition -----------------------------------------------------------------------
@@ -263,10 +280,10 @@ def test_set_value_into_a_secret_field_is_hidden_and_not_spoken(tmp_path: Path) 
 
 def test_redacted_walks_every_step_and_every_field_with_the_persons_words() -> None:
     plan = SequenceIntent(
-        words="press enter and type 4321 into PIN and set Code to 77",
+        words="press enter and type 86420975 into PIN and set Code to 77",
         steps=(
             PressKey(key="Return", words="press enter"),
-            TypeText(text="4321", target="PIN", words="type 4321 into PIN"),
+            TypeText(text="86420975", target="PIN", words="type 86420975 into PIN"),
             SetValue(target="Code", value=77.0, words="set Code to 77"),
         ),
     )
@@ -282,7 +299,7 @@ def test_redacted_walks_every_step_and_every_field_with_the_persons_words() -> N
     assert parse_intent(json.dumps(shown.model_dump(mode="json"))) == shown, "journal data"
     tick = SetValue(target="Urgent", value=True, words="tick urgent").redacted({0}, {0: "Urgent"})
     assert tick.value is True and tick.words == REDACTED and tick.lost_steps() == frozenset()
-    action = Action(kind="set_value", target="0.0.6", value="4321").redacted()
+    action = Action(kind="set_value", target="0.0.6", value="86420975").redacted()
     assert action.value == REDACTED and action.text is None
 
 
@@ -297,11 +314,12 @@ HARMLESS = ("untick urgent", "select doctor", "press enter", "scroll down", "go 
 MARKER = "plainwords"
 """Typed into the ordinary Message field: proves each place looked at does show typed words."""
 
-# A secret that cannot occur by chance in a journal (hex digests, ids, times) or in English:
-# 8-12 digits, or digits with consonants from outside the hex alphabet.
-digits = st.text("0123456789", min_size=8, max_size=12)
-mixed = st.text("0123456789ghjkmnpqrtvwxz", min_size=4, max_size=12).filter(
-    lambda s: any(c.isdigit() for c in s) and any(c.isalpha() for c in s)
+# A secret that cannot occur by chance in a journal (hex digests, ids, times, zero padding) or
+# in English: 10-14 digits of which at least six differ (hypothesis favours "0000000000", which
+# a store does hold), or digits with consonants from outside the hex alphabet, two of each.
+digits = st.text("0123456789", min_size=10, max_size=14).filter(lambda s: len(set(s)) >= 6)
+mixed = st.text("0123456789ghjkmnpqrtvwxz", min_size=6, max_size=12).filter(
+    lambda s: sum(c.isdigit() for c in s) >= 2 and sum(c.isalpha() for c in s) >= 2
 )
 
 

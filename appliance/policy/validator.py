@@ -124,11 +124,36 @@ def validate(
     hidden = secret_steps(verdict.intent, verdict.steps, snapshot)
     if not hidden:
         return verdict
+    if any(_misdirected(i, verdict, snapshot) for i in hidden):
+        return replace(verdict, outcome="reject", reasons=(MISDIRECTED,), hidden=hidden)
     reasons = verdict.reasons
     for i, step in enumerate(_steps_or_none(verdict.intent)):
         if i in hidden:
             reasons = tuple(scrubbed(r, step, snapshot) for r in reasons)
     return replace(verdict, hidden=hidden, reasons=reasons)
+
+
+MISDIRECTED = (
+    "Those words mention a hidden field, so I won't write them into another one. "
+    "Please say it again, one step at a time."
+)
+
+
+def _misdirected(index: int, verdict: Verdict, snapshot: Snapshot) -> bool:
+    """A step that would write words naming a secret field into an ordinary field: a misheard
+    or misread command (the grammar can swallow "... type 1234 into PIN ..." as the text for
+    another field), which would put the secret on the screen and into every later prompt."""
+    steps = _steps_or_none(verdict.intent) if verdict.intent is not None else ()
+    if index >= len(steps) or index >= len(verdict.steps):
+        return False
+    done = verdict.steps[index]
+    action = done.action
+    if done.node is None or done.node.secret or action is None:
+        return False
+    words = action.text if action.kind == "type_text" else action.value
+    if not isinstance(words, str):
+        return False
+    return _names_secret_field(words, snapshot)
 
 
 def scrubbed(reason: str, step: Step, snapshot: Snapshot) -> str:
