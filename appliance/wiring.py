@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from appliance.desktop.model import Desktop, DesktopError
 from appliance.desktop.sim import SimDesktop
-from appliance.intents.planner import Planner
 from appliance.journal.application import Journal
 from appliance.journal.store import NoJournal
 from appliance.settings import Settings
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # names for hints only: `appliance --help` loads neither
+    from appliance.intents.planner import Planner
     from appliance.session import Session
 
 
