@@ -8,8 +8,8 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,11 +20,17 @@ from appliance.audit.timeline import AuditQueryError
 from appliance.desktop.model import Desktop, DesktopError
 from appliance.desktop.scene import SceneError
 from appliance.desktop.sim import SimDesktop
-from appliance.journal.application import Journal
-from appliance.journal.store import NoJournal, StoreError
+from appliance.journal.store import StoreError
 from appliance.journal.verification import HeadError
 from appliance.limits import MAX_UTTERANCE_CHARS, control_characters
 from appliance.settings import Settings, SettingsError, caregiver_name, parse_value
+from appliance.wiring import (
+    build_planner,
+    journal_settings,
+    new_session,
+    open_journal,
+    opened_desktop,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -89,51 +95,6 @@ def checked_words(text: str, doing: str) -> str:
     return text.replace("\n", " ").replace("\t", " ")
 
 
-def journal_settings(store: str | None) -> Settings:
-    """The settings `say` would use, without creating a journal: the journal's when there is
-    one, else the defaults (as `say` would start with)."""
-    try:
-        return Journal(store, create=False).settings()
-    except NoJournal:
-        return Settings()
-
-
-@contextmanager
-def opened_desktop(spec: str, write_back: bool = True) -> Iterator[Desktop]:
-    """The desktop named on the command line; a sim scene is written back when the turn ends."""
-    if spec.startswith("sim:"):
-        sim = SimDesktop.from_file(Path(spec[4:]))
-        yield sim
-        if write_back:
-            sim.save()
-    elif spec == "atspi":
-        from appliance.desktop.atspi import open_desktop
-
-        yield open_desktop()
-    else:
-        raise CliError(f"unknown desktop {spec!r}; use atspi or sim:SCENE.json")
-
-
-def build_planner(settings: Settings | None = None) -> Any:
-    """The grammar first, then the language model the caregiver chose (see `settings`)."""
-    from appliance.intents.grammar import GrammarPlanner
-    from appliance.intents.router import Router
-
-    chosen = settings or Settings()
-    llm: Any = None
-    if chosen.llm == "ollama":
-        from appliance.intents.ollama import OllamaPlanner
-
-        llm = OllamaPlanner(host=chosen.ollama_host, model=chosen.ollama_model)
-    elif chosen.llm == "llama-cpp":
-        from appliance.intents.llama import LlamaCppPlanner
-        from appliance.intents.llm_models import PACKAGED, model_path
-
-        packaged = next(m for m in PACKAGED if m.key == chosen.llama_model)
-        llm = LlamaCppPlanner(model_path(packaged))
-    return Router(GrammarPlanner(), llm)
-
-
 def _print_json(data: Any) -> None:
     typer.echo(json.dumps(data, ensure_ascii=False, default=str))
 
@@ -167,12 +128,10 @@ def say(
     as_json: JsonOpt = False,
 ) -> None:
     """Run one turn from text (no audio)."""
-    from appliance.session import Session
-
     text = checked_words(text, "say")
-    journal = Journal(store)
+    journal = open_journal(store)
     with opened_desktop(desktop) as screen:
-        session = Session(journal, screen, build_planner(journal.settings()))
+        session = new_session(journal, screen, build_planner(journal.settings()))
         report = session.say(text)
     if as_json:
         data = report.as_json()
@@ -256,7 +215,7 @@ def audit(
     from appliance.audit.timeline import parse_since, render_table, timeline
 
     start = parse_since(since)  # a bad --since is named before the journal is looked for
-    journal = Journal(store, create=False)
+    journal = open_journal(store, create=False)
     rows = timeline(journal, since=start, turn=turn)
     for notice in journal.take_notices():
         typer.echo(notice, err=True)
@@ -287,7 +246,7 @@ def audit_verify(
     expected = parse_head(expect) if expect else None
     if witness is not None and expected is None and witness.exists():
         expected = parse_head(_read_witness(witness))
-    journal = Journal(store or ctx.obj, create=False)
+    journal = open_journal(store or ctx.obj, create=False)
     breaks = journal.verify(expected)
     if breaks:
         for b in breaks[1:]:
@@ -342,7 +301,7 @@ def replay(
     from appliance.audit.timeline import parse_since
 
     start = parse_since(since)
-    report = replay_journal(Journal(store, create=False), since=start)
+    report = replay_journal(open_journal(store, create=False), since=start)
     if as_json:
         _print_json(report)
     else:
@@ -359,7 +318,7 @@ def replay(
 @settings_app.command("show")
 def settings_show(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
     """Show the current caregiver settings."""
-    journal = Journal(store, create=False)
+    journal = open_journal(store, create=False)
     current = journal.settings()
     for notice in journal.take_notices():
         typer.echo(notice, err=True)
@@ -380,7 +339,7 @@ def settings_set(
     """Change a setting; the journal records who changed what from what to what."""
     by = caregiver_name(by)
     parsed = parse_value(key, value)
-    old, new = Journal(store).change_setting(key, parsed, by=by)
+    old, new = open_journal(store).change_setting(key, parsed, by=by)
     typer.echo(f"{key}: {old} -> {new} (by {by})")
 
 
@@ -404,7 +363,7 @@ def run(
         from appliance.voice.output import check_speak_to
 
         check_speak_to(speak_to)
-    journal = Journal(store)
+    journal = open_journal(store)
 
     def report(turn: TurnReport) -> None:
         if as_json:
@@ -432,7 +391,7 @@ def switch_probe(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
     from appliance.switch.devices import probe
 
-    found = probe(Journal(store).settings())
+    found = probe(open_journal(store).settings())
     if as_json:
         _print_json([asdict(c) for c in found])
     else:
@@ -551,9 +510,9 @@ def bench(
 
         _print_json(bench_core(store))
     elif what == "voice":
-        from appliance.voice.commands import bench_voice
+        from appliance.voice.bench import run_bench
 
-        _print_json(bench_voice())
+        _print_json(run_bench())
     elif what == "planner":
         from appliance.bench.planner import CORPUS, HELD_OUT, bench_planner, packaged_llms
         from appliance.intents.grammar import GrammarPlanner

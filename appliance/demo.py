@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from importlib import resources
 from pathlib import Path
 
 import typer
@@ -12,6 +11,8 @@ import typer
 from appliance.audit.timeline import render_table, timeline
 from appliance.desktop.sim import SimDesktop
 from appliance.journal.application import Journal
+from appliance.scenes import bundled_scene
+from appliance.wiring import build_planner, new_session, open_journal, opened_desktop
 
 DEMO_LINES = (
     "type hello grandma in the message box",
@@ -29,10 +30,6 @@ SPOKEN_DEMO = (
     "yes",
     "hey juniper, undo that",
 )
-
-
-def bundled_scene(name: str = "messages.json") -> Path:
-    return Path(str(resources.files("appliance.scenes").joinpath(name)))
 
 
 def _workspace(keep: Path | None) -> tuple[Path, Path]:
@@ -55,16 +52,13 @@ def _audit(journal: Journal, workdir: Path, keep: Path | None) -> None:
 
 def run_demo(store: str | None = None, keep: Path | None = None) -> None:
     """The session typed instead of spoken: quick, and needs no speech models."""
-    from appliance.cli import build_planner
-    from appliance.session import Session
-
     workdir, scene = _workspace(keep)
-    journal = Journal(store or str(workdir / "journal.sqlite"))
+    journal = open_journal(store or str(workdir / "journal.sqlite"))
     planner = build_planner(journal.settings())
     typer.echo(f"Demo on the bundled Messages scene (files in {workdir}).\n")
     for line in DEMO_LINES:
         desktop = SimDesktop.from_file(scene)
-        report = Session(journal, desktop, planner).say(line)
+        report = new_session(journal, desktop, planner).say(line)
         desktop.save()
         typer.echo(f"  you:       {line}")
         typer.echo(f"  appliance: {report.spoken}   [{report.decision}]\n")
@@ -73,13 +67,14 @@ def run_demo(store: str | None = None, keep: Path | None = None) -> None:
 
 def run_spoken_demo(store: str | None = None, keep: Path | None = None) -> None:
     """Piper speaks the session, the voice pipeline hears it, the sim acts, the audit shows it."""
-    from appliance.cli import build_planner, opened_desktop
     from appliance.session import TurnReport
+
+    # Lazy: the voice pipeline is an optional extra (voice); `demo --text` runs without it.
     from appliance.voice.commands import engines, run_audio, synthesize_demo_audio
     from appliance.voice.session_sink import SessionSink
 
     workdir, scene = _workspace(keep)
-    journal = Journal(store or str(workdir / "journal.sqlite"))
+    journal = open_journal(store or str(workdir / "journal.sqlite"))
     typer.echo("Loading the speech models (offline; a few seconds)...")
     engines(progress=True)
     audio = synthesize_demo_audio(list(SPOKEN_DEMO), workdir / "demo.wav")
@@ -105,7 +100,6 @@ def run_switch_demo(journal: Journal, scene: Path, target: str = "Send") -> None
 
     Presses come from the script and time from a virtual clock, as in the tests; on a kiosk
     they come from evdev and the monotonic clock (`appliance run`)."""
-    from appliance.cli import build_planner, opened_desktop
     from appliance.switch.controller import SwitchController
     from appliance.switch.model import Press
 

@@ -386,8 +386,8 @@ def test_a_grammar_answered_command_never_builds_the_model_examples(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import appliance.intents.llm_examples as llm_examples
-    from appliance.cli import build_planner
     from appliance.settings import Settings
+    from appliance.wiring import build_planner
 
     real = llm_examples.grammar_examples
     built: list[int] = []

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from appliance.audit.timeline import timeline
-from appliance.cli import build_planner, opened_desktop
 from appliance.journal.application import Journal
 from appliance.kiosk import Kiosk
 from appliance.panel.state import PanelState
@@ -25,6 +24,7 @@ from appliance.switch.model import Press
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm, write_wav
 from appliance.voice.commands import engines, run_voice
 from appliance.voice.session_sink import SessionSink
+from appliance.wiring import build_planner, opened_desktop
 from tests.cli_runner import APPLIANCE
 from tests.test_switch_talk import SELECT, PressingSource, audio, scene, selected, silence
 

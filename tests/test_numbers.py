@@ -1,10 +1,10 @@
-"""Spoken numbers (appliance.intents.numbers): words -> digits, digits -> words (unicode-rbnf)."""
+"""Spoken numbers (appliance.words.numbers): words -> digits, digits -> words (unicode-rbnf)."""
 
 from __future__ import annotations
 
 import pytest
 
-from appliance.intents.numbers import digits_in, parse_number, spoken_digits
+from appliance.words.numbers import digits_in, parse_number, spoken_digits
 
 
 @pytest.mark.parametrize(

@@ -11,10 +11,10 @@ import pytest
 from appliance.desktop.model import REDACTED, Snapshot
 from appliance.desktop.scene import parse_scene
 from appliance.desktop.sim import SimDesktop
+from appliance.intents.llm_examples import DEFAULT_EXAMPLES
 from appliance.intents.llm_schema import llm_intent_schema, model_answer
 from appliance.intents.model import intent_json_schema, parse_intent
 from appliance.intents.prompt import (
-    DEFAULT_EXAMPLES,
     MAX_ELEMENTS,
     build_prompt,
     default_examples,

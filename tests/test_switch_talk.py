@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from appliance.cli import build_planner, opened_desktop
 from appliance.desktop.sim import SimDesktop
 from appliance.journal.application import Journal
 from appliance.session import TurnReport
@@ -28,6 +27,7 @@ from appliance.voice.pipeline import VoiceStats
 from appliance.voice.session_sink import SessionSink
 from appliance.voice.sources import WavSource
 from appliance.voice.wake import WakeGate
+from appliance.wiring import build_planner, opened_desktop
 
 # -- PushToTalk on virtual times ------------------------------------------------------------
 
@@ -152,7 +152,7 @@ def selected(scene: Path) -> list[str]:
 
 @pytest.fixture
 def scene(tmp_path: Path) -> Path:
-    from appliance.demo import bundled_scene
+    from appliance.scenes import bundled_scene
 
     path = tmp_path / "scene.json"
     shutil.copyfile(bundled_scene(), path)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from appliance.cli import build_planner, opened_desktop
 from appliance.journal.application import Journal
 from appliance.session import Session, TurnReport
 from appliance.settings import Settings
@@ -16,6 +15,7 @@ from appliance.voice.commands import engines, run_voice
 from appliance.voice.doubt import heard_clearly
 from appliance.voice.session_sink import SessionSink
 from appliance.voice.sources import WavSource
+from appliance.wiring import build_planner, opened_desktop
 from tests.test_switch_talk import audio, element, scene
 
 __all__ = ["scene"]  # a fixture

@@ -19,11 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from appliance.demo import SPOKEN_DEMO, bundled_scene
+from appliance.demo import SPOKEN_DEMO
 from appliance.desktop.model import Desktop
 from appliance.desktop.sim import SimDesktop
 from appliance.intents.grammar import GrammarPlanner
 from appliance.journal.application import Journal
+from appliance.scenes import bundled_scene
 from appliance.session import TurnReport
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm
 from appliance.voice.commands import (

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-from appliance.cli import build_planner, opened_desktop
 from appliance.desktop.sim import SimDesktop
 from appliance.journal.application import Journal
 from appliance.session import TurnReport
 from appliance.settings import Settings
 from appliance.voice.commands import run_audio, synthesize_demo_audio
 from appliance.voice.session_sink import SessionSink
+from appliance.wiring import build_planner, opened_desktop
 
 DEMO = [
     "hey juniper, type hello grandma in the message box",
@@ -30,7 +30,7 @@ def _element(scene: Path, name: str) -> Any:
 
 
 def test_spoken_demo_acts_on_the_sim_desktop(tmp_path: Path) -> None:
-    from appliance.demo import bundled_scene
+    from appliance.scenes import bundled_scene
 
     scene = tmp_path / "scene.json"
     shutil.copyfile(bundled_scene(), scene)

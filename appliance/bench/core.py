@@ -14,6 +14,7 @@ from appliance.desktop.sim import SimDesktop
 from appliance.intents.grammar import bench_grammar
 from appliance.journal.application import Journal
 from appliance.turn import Turn
+from appliance.wiring import build_planner, new_session, open_journal
 
 
 def big_scene(n_elements: int = 500) -> Scene:
@@ -48,14 +49,11 @@ def big_scene(n_elements: int = 500) -> Scene:
 
 
 def bench_turn(store: str, runs: int = 200) -> dict[str, Any]:
-    from appliance.cli import build_planner
-    from appliance.session import Session
-
-    journal = Journal(store)
+    journal = open_journal(store)
     # Raise the rate limit so every turn runs the full act path instead of asking for a yes.
     journal.change_setting("max_unconfirmed_per_minute", 600, by="bench")
     desktop = SimDesktop(big_scene(500))
-    session = Session(journal, desktop, build_planner(journal.settings()))
+    session = new_session(journal, desktop, build_planner(journal.settings()))
     lines = ("tick option 1", "untick option 1", "type hi into field 2", "select item 3")
     assert {"Option 1", "Field 2", "Item 3"} <= set(desktop.snapshot().names())
     samples: list[float] = []
@@ -91,7 +89,7 @@ def _fill(journal: Journal, n_events: int) -> float:
 
 
 def bench_journal(store: str, n_append: int = 20_000, n_replay: int = 100_000) -> dict[str, Any]:
-    journal = Journal(store)
+    journal = open_journal(store)
     rate = _fill(journal, n_append)
     have = journal.recorder.max_notification_id() or 0
     if have < n_replay:

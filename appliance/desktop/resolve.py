@@ -18,7 +18,7 @@ from rapidfuzz import fuzz, process
 
 from appliance.desktop.model import Node, Snapshot
 from appliance.desktop.roles import SELECTABLE_ROLES
-from appliance.intents.numbers import digits_in
+from appliance.words.numbers import digits_in
 
 MIN_SCORE = 0.3
 """Below this a name is not a match at all (the policy rejects it anyway)."""

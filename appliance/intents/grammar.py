@@ -74,8 +74,8 @@ from appliance.intents.model import (
     TypeText,
     Undo,
 )
-from appliance.intents.numbers import parse_number, spoken_digits
 from appliance.intents.planner import Plan
+from appliance.words.numbers import parse_number, spoken_digits
 
 NUMBER_ROLES = roles.NUMBER_ROLES | {"dial"}
 CHOICE_ROLES = frozenset({"combo box", "list box", "list"})

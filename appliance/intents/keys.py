@@ -6,7 +6,7 @@ from functools import cache
 from string import ascii_lowercase
 
 from appliance.intents.model import Modifier
-from appliance.intents.numbers import UNITS
+from appliance.words.numbers import UNITS
 
 MODIFIERS: dict[str, Modifier] = {
     "control": "ctrl", "ctrl": "ctrl", "ctl": "ctrl", "control key": "ctrl",

@@ -21,7 +21,8 @@ from appliance.intents.llm_backend import (
     LanguageModelError,
     LanguageModelPlanner,
 )
-from appliance.intents.prompt import Example, Message
+from appliance.intents.llm_examples import Example
+from appliance.intents.prompt import Message
 
 if TYPE_CHECKING:
     from llama_cpp import Llama

@@ -10,13 +10,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from appliance.desktop.model import Snapshot
+from appliance.intents.llm_examples import Example
 from appliance.intents.llm_grounding import ungrounded
 from appliance.intents.llm_repair import fit_to_request, fit_to_screen
 from appliance.intents.llm_schema import llm_intent_schema
 from appliance.intents.model import Intent, parse_intent
 from appliance.intents.model import Sequence as SequenceIntent
 from appliance.intents.planner import Plan
-from appliance.intents.prompt import Example, Message, build_prompt, default_examples
+from appliance.intents.prompt import Message, build_prompt, default_examples
 
 NOT_ANSWERING = "The language model is not answering; I only understood simple commands."
 TOO_SLOW = "The language model took too long; I only understood simple commands."

@@ -9,16 +9,50 @@ screen (a relative slider change, writing to someone, "do that again") are added
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from itertools import islice
-from typing import TYPE_CHECKING
-
-from appliance.intents.prompt import DEFAULT_EXAMPLES, Example
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # hassil is imported lazily: without it the built-in examples are used
     from hassil import Intents
     from hassil.intents import SlotList
+
+@dataclass(frozen=True)
+class Example:
+    """One worked request for the prompt: the words and the intent JSON they should produce."""
+
+    request: str
+    intent: dict[str, Any]
+    history: tuple[str, ...] = ()
+
+
+DEFAULT_EXAMPLES: tuple[Example, ...] = (
+    Example("click send", {"intent": "activate", "target": "Send", "confidence": 0.95}),
+    Example("open the calendar", {"intent": "open_app", "app": "Calendar", "confidence": 0.95}),
+    Example(
+        "type hello there",
+        {"intent": "type_text", "text": "hello there", "confidence": 0.9},
+    ),
+    Example(
+        "turn off urgent",
+        {"intent": "set_value", "target": "Urgent", "value": False, "confidence": 0.9},
+    ),
+    Example("pick doctor", {"intent": "select", "target": "Doctor", "confidence": 0.9}),
+    Example("what's on the screen", {"intent": "read", "what": "screen", "confidence": 0.95}),
+    Example(
+        "press control z",
+        {"intent": "press_key", "key": "z", "modifiers": ["ctrl"], "confidence": 0.9},
+    ),
+    Example("scroll down", {"intent": "scroll", "direction": "down", "confidence": 0.95}),
+    Example(
+        "send it",
+        {"intent": "clarify", "question": "What should I send, and to whom?",
+         "options": [], "confidence": 0.5},
+    ),
+)
+
 
 # Which grammar intents to show, in order, which screen roles their {target} is drawn from, the
 # words the example sentence starts with ("" for any) and the intent the model should answer.

@@ -22,7 +22,8 @@ from appliance.intents.llm_backend import (
     LanguageModelError,
     LanguageModelPlanner,
 )
-from appliance.intents.prompt import Example, Message
+from appliance.intents.llm_examples import Example
+from appliance.intents.prompt import Message
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 DEFAULT_MODEL = "qwen2.5-coder:1.5b"

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from appliance.desktop.model import Node, Snapshot
+from appliance.intents import llm_examples
+from appliance.intents.llm_examples import Example
 from appliance.intents.llm_schema import model_answer
 from appliance.intents.model import parse_intent
 
@@ -22,15 +23,6 @@ MAX_TEXT = 160
 MAX_HISTORY = 4
 
 Message = dict[str, str]
-
-
-@dataclass(frozen=True)
-class Example:
-    """One worked request for the prompt: the words and the intent JSON they should produce."""
-
-    request: str
-    intent: dict[str, Any]
-    history: tuple[str, ...] = ()
 
 
 INTENTS = """\
@@ -65,37 +57,9 @@ INTRO = (
     "desktop intent, as JSON."
 )
 
-DEFAULT_EXAMPLES: tuple[Example, ...] = (
-    Example("click send", {"intent": "activate", "target": "Send", "confidence": 0.95}),
-    Example("open the calendar", {"intent": "open_app", "app": "Calendar", "confidence": 0.95}),
-    Example(
-        "type hello there",
-        {"intent": "type_text", "text": "hello there", "confidence": 0.9},
-    ),
-    Example(
-        "turn off urgent",
-        {"intent": "set_value", "target": "Urgent", "value": False, "confidence": 0.9},
-    ),
-    Example("pick doctor", {"intent": "select", "target": "Doctor", "confidence": 0.9}),
-    Example("what's on the screen", {"intent": "read", "what": "screen", "confidence": 0.95}),
-    Example(
-        "press control z",
-        {"intent": "press_key", "key": "z", "modifiers": ["ctrl"], "confidence": 0.9},
-    ),
-    Example("scroll down", {"intent": "scroll", "direction": "down", "confidence": 0.95}),
-    Example(
-        "send it",
-        {"intent": "clarify", "question": "What should I send, and to whom?",
-         "options": [], "confidence": 0.5},
-    ),
-)
-
-
 def default_examples() -> tuple[Example, ...]:
     """The grammar's template examples when the grammar loads, else DEFAULT_EXAMPLES."""
-    from appliance.intents.llm_examples import grammar_examples
-
-    return grammar_examples()
+    return llm_examples.grammar_examples()  # looked up at call time, so a test can count calls
 
 
 def _clip(text: str) -> str:

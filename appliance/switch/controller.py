@@ -19,7 +19,7 @@ from appliance.intents.planner import Planner
 from appliance.journal.application import Journal
 from appliance.journal.store import StoreError
 from appliance.panel.state import Mode, PanelState
-from appliance.session import Session, TurnReport
+from appliance.session import TurnReport
 from appliance.settings import Settings
 from appliance.switch.meaning import Meaning, Moment, meaning_of
 from appliance.switch.menu import Menu, MenuItem, options_menu, scan_menu
@@ -27,6 +27,7 @@ from appliance.switch.model import Edge, Press
 from appliance.switch.scan import Offer, Scanner, ScanTiming, Stopped
 from appliance.switch.talk import PushToTalk
 from appliance.turn import Turn
+from appliance.wiring import new_session
 
 DesktopFactory = Callable[[], AbstractContextManager[Desktop]]
 Listen = Literal["start", "stop", "cancel"]
@@ -263,7 +264,7 @@ class SwitchController:
         self._show("thinking")
         try:
             with self.desktop() as screen:
-                session = Session(
+                session = new_session(
                     self.journal, screen, self.planner, clock=self.clock, device=self.device
                 )
                 report = session.choose(intent, words, trigger="switch")
@@ -285,7 +286,7 @@ class SwitchController:
     def _expire(self) -> None:
         try:
             with self.desktop() as screen:
-                session = Session(
+                session = new_session(
                     self.journal, screen, self.planner, clock=self.clock, device=self.device
                 )
                 text = session.expire_due()

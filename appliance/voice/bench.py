@@ -57,13 +57,13 @@ class SessionBenchSink(BenchSink):
 
     def __init__(self, workdir: Path) -> None:
         super().__init__()
-        from appliance.demo import bundled_scene
         from appliance.intents.grammar import GrammarPlanner
-        from appliance.journal.application import Journal
+        from appliance.scenes import bundled_scene
+        from appliance.wiring import open_journal
 
         self._scene_src = bundled_scene()
         self._scene = workdir / "scene.json"
-        self._journal = Journal(str(workdir / "journal.sqlite"))
+        self._journal = open_journal(str(workdir / "journal.sqlite"))
         self._planner = GrammarPlanner()
         self.decisions: list[str] = []
 
@@ -71,12 +71,12 @@ class SessionBenchSink(BenchSink):
         import shutil
 
         from appliance.desktop.sim import SimDesktop
-        from appliance.session import Session
+        from appliance.wiring import new_session
 
         self.heard.append(utterance)
         shutil.copyfile(self._scene_src, self._scene)
         desktop = SimDesktop.from_file(self._scene)
-        report = Session(self._journal, desktop, self._planner).say(
+        report = new_session(self._journal, desktop, self._planner).say(
             utterance.text, trigger="voice", engine=utterance.engine,
             confidence=utterance.confidence, timings=utterance.timings,
         )

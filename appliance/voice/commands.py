@@ -257,9 +257,3 @@ def speech_pcm(text: str, voice: str = "piper") -> bytes:
         subprocess.run(["espeak-ng", "-s", "150", "-w", str(wav), text], check=True,
                        capture_output=True)
         return load_wav(wav).data
-
-
-def bench_voice() -> dict[str, Any]:
-    from appliance.voice.bench import run_bench
-
-    return run_bench()

@@ -10,9 +10,10 @@ from appliance.desktop.model import Desktop
 from appliance.intents.planner import Planner
 from appliance.journal.application import Journal
 from appliance.journal.store import StoreError
-from appliance.session import Session, TurnReport
+from appliance.session import TurnReport
 from appliance.voice.doubt import heard_clearly
 from appliance.voice.sink import Reply, Utterance
+from appliance.wiring import new_session
 
 # Words every command uses, so the recogniser is biased towards them as well as the screen.
 COMMAND_WORDS = (
@@ -65,7 +66,7 @@ class SessionSink:
     def handle(self, utterance: Utterance) -> Reply:
         try:
             with self.desktop() as screen:
-                session = Session(
+                session = new_session(
                     self.journal, screen, self.planner, speaks_later=True, device=self.device
                 )
                 report = session.say(

@@ -1,0 +1,92 @@
+"""The composition root: the one place that builds the journal, the desktop, the planner and
+`Session`. The command line, the demo, the benches, the voice sink and the switch get them here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from appliance.desktop.model import Desktop, DesktopError
+from appliance.desktop.sim import SimDesktop
+from appliance.journal.application import Journal
+from appliance.journal.store import NoJournal
+from appliance.settings import Settings
+
+if TYPE_CHECKING:  # names for hints only: `appliance --help` loads neither
+    from appliance.intents.planner import Planner
+    from appliance.session import Session
+
+
+def open_journal(store: str | None, create: bool = True) -> Journal:
+    """The journal at `store` (SQLite path or postgresql:// URL; None is the default file)."""
+    return Journal(store, create=create)
+
+
+def journal_settings(store: str | None) -> Settings:
+    """The settings `say` would use, without creating a journal: the journal's when there is
+    one, else the defaults (as `say` would start with)."""
+    try:
+        return open_journal(store, create=False).settings()
+    except NoJournal:
+        return Settings()
+
+
+@contextmanager
+def opened_desktop(spec: str, write_back: bool = True) -> Iterator[Desktop]:
+    """The desktop named by `spec`; a sim scene is written back when the turn ends."""
+    if spec.startswith("sim:"):
+        sim = SimDesktop.from_file(Path(spec[4:]))
+        yield sim
+        if write_back:
+            sim.save()
+    elif spec == "atspi":
+        # Lazy: AT-SPI is an optional extra (the desktop one), absent on a sim-only install.
+        from appliance.desktop.atspi import open_desktop
+
+        yield open_desktop()
+    else:
+        raise DesktopError(f"unknown desktop {spec!r}; use atspi or sim:SCENE.json")
+
+
+def build_planner(settings: Settings | None = None) -> Any:
+    """The grammar first, then the language model the caregiver chose (see `settings`)."""
+    # Lazy: the grammar loads hassil and its sentences, which `appliance --help` and `audit`
+    # need not pay for at start-up (the import graph test still sees these edges).
+    from appliance.intents.grammar import GrammarPlanner
+    from appliance.intents.router import Router
+
+    chosen = settings or Settings()
+    llm: Any = None
+    # Lazy: each language model is an optional extra (llm), loaded only when it is chosen.
+    if chosen.llm == "ollama":
+        from appliance.intents.ollama import OllamaPlanner
+
+        llm = OllamaPlanner(host=chosen.ollama_host, model=chosen.ollama_model)
+    elif chosen.llm == "llama-cpp":
+        from appliance.intents.llama import LlamaCppPlanner
+        from appliance.intents.llm_models import PACKAGED, model_path
+
+        packaged = next(m for m in PACKAGED if m.key == chosen.llama_model)
+        llm = LlamaCppPlanner(model_path(packaged))
+    return Router(GrammarPlanner(), llm)
+
+
+def new_session(
+    journal: Journal,
+    desktop: Desktop,
+    planner: Planner,
+    clock: Callable[[], float] = time.time,
+    speaks_later: bool = False,
+    device: str = "",
+) -> Session:
+    """A `Session` for one or more turns on `desktop`, recorded in `journal`."""
+    # Lazy for the same start-up reason: the session loads the policy and the replies.
+    from appliance.session import Session
+
+    return Session(
+        journal, desktop, planner, clock=clock, speaks_later=speaks_later, device=device
+    )

@@ -1,0 +1,1 @@
+"""Spoken words shared by the grammar and the desktop's name matching (numbers said aloud)."""
