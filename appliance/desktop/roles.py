@@ -30,3 +30,26 @@ PRESSABLE_ROLES = frozenset(
     {"push button", "toggle button", "radio button", "button", "link", "menu item"}
 )
 """Pressed by name: what `activate` targets."""
+
+BUTTON_ROLES = frozenset({"push button", "toggle button", "radio button", "button"})
+"""What a person calls a button (a link or a menu item is pressable but not 'a button')."""
+
+TEXT_FIELD_ROLES = frozenset(
+    {"text", "password text", "entry", "terminal", "spin button", "document text"}
+)
+"""What a person calls a text field by voice: typed into, so a spin button yes, a paragraph no."""
+
+SPOKEN_NUMBER_ROLES = NUMBER_ROLES | {"dial"}
+"""What 'set X to 5' may target by voice: the number roles, and dials."""
+
+SPOKEN_CHOICE_ROLES = frozenset({"combo box", "list box", "list"})
+"""What 'set X to Y' may pick Y inside by voice: combo boxes, and lists."""
+
+SCAN_TOGGLE_ROLES = TOGGLE_ROLES - {"radio button"}
+"""Offered on/off in the scan menu; a radio button is picked, not toggled."""
+
+SCAN_ITEM_ROLES = ITEM_ROLES - {"menu item"}
+"""Offered 'select' in the scan menu; a menu item is pressed instead."""
+
+SCAN_TEXT_ROLES = TEXT_ROLES - {"paragraph"}
+"""Offered typing in the scan menu; a paragraph is read, not typed into."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from appliance.desktop.model import Node, Snapshot
-from appliance.desktop.resolve import TEXT_ROLES
+from appliance.desktop.roles import TEXT_FIELD_ROLES
 from appliance.intents.llm_grounding import normalise
 from appliance.intents.model import (
     Activate,
@@ -58,7 +58,7 @@ def _fit(step: Step, snapshot: Snapshot) -> Step:
             return Activate(target=step.target, **common)
         if isinstance(step, Activate) and node.role in SELECTABLE:
             return Select(target=step.target, **common)
-        if isinstance(step, Select) and node.role in TEXT_ROLES:
+        if isinstance(step, Select) and node.role in TEXT_FIELD_ROLES:
             return Focus(target=step.target, **common)  # "go to the message box"
     if isinstance(step, SetValue):
         node = _node(step.target, snapshot)
