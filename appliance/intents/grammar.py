@@ -59,6 +59,7 @@ from appliance.intents.button_verbs import button_for
 from appliance.intents.keys import MODIFIERS, key_names
 from appliance.intents.levels import extreme_value, stepped_value
 from appliance.intents.model import (
+    CONTROL_INTENTS,
     SCREEN_CHANGING,
     Activate,
     Cancel,
@@ -694,7 +695,6 @@ _CORRECTION = re.compile(
 ASSISTANT_PREFIX = "assistant"
 """History lines the appliance said ("assistant asked: ..."), not the person."""
 MAX_LOOK_BACK = 3
-NOT_REPEATED = frozenset({"confirm", "deny", "cancel", "clarify"})
 
 
 # -- the planner ---------------------------------------------------------------------------
@@ -800,7 +800,7 @@ class GrammarPlanner:
             ):
                 continue
             intent = self.parse(line, snapshot)
-            if intent is not None and intent.intent not in NOT_REPEATED:
+            if intent is not None and intent.intent not in CONTROL_INTENTS:
                 yield intent
 
     def _replayed(

@@ -189,6 +189,9 @@ Intent = Annotated[
     Field(discriminator="intent"),
 ]
 
+CONTROL_INTENTS = frozenset({"confirm", "deny", "cancel", "clarify"})
+"""Answers to the appliance rather than things to do; saying one again is no repeat."""
+
 SCREEN_CHANGING = frozenset({"activate", "open_app", "select", "press_key"})
 """Steps after which what is on screen may differ from the snapshot they were planned on."""
 
