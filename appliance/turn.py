@@ -13,6 +13,8 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate, event
 
+from appliance.intents.model import UNDOABLE_KINDS
+
 
 class Phase(StrEnum):
     started = "started"
@@ -42,9 +44,6 @@ class Outcome(StrEnum):
 
 class TurnError(Exception):
     """A transition that the lifecycle does not allow (a programming error, not a user error)."""
-
-
-UNDOABLE_KINDS = frozenset({"type_text", "set_value", "select", "focus", "open_app"})
 
 
 class Turn(Aggregate):

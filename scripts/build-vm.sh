@@ -73,7 +73,8 @@ fi
 rm -rf overlay && mkdir -p overlay/site/appliance/desktop overlay/site/appliance/switch
 cp "$REPO/appliance/__init__.py" "$REPO/appliance/settings.py" "$REPO/appliance/limits.py" \
     overlay/site/appliance/
-cp "$REPO/appliance/desktop/__init__.py" "$REPO/appliance/desktop/model.py" overlay/site/appliance/desktop/
+cp "$REPO/appliance/desktop/__init__.py" "$REPO/appliance/desktop/model.py" \
+    "$REPO/appliance/desktop/roles.py" overlay/site/appliance/desktop/
 cp -r "$REPO/appliance/desktop/uinput" overlay/site/appliance/desktop/
 # The switch input side only (scanning and the panel need a desktop the guest does not have).
 for f in __init__ model gestures devices evdev_source; do

@@ -11,12 +11,12 @@ from typing import Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from appliance.desktop.roles import SECRET_ROLES
 from appliance.limits import MAX_NAME_CHARS, MAX_VALUE_CHARS, clip
 
 REDACTED = "[redacted]"
 """What the journal, the voice and every printout show instead of a secret."""
 
-SECRET_ROLES = frozenset({"password text"})
 
 V = TypeVar("V")
 

@@ -17,7 +17,7 @@ import jellyfish
 from rapidfuzz import fuzz, process
 
 from appliance.desktop.model import Node, Snapshot
-from appliance.desktop.roles import SELECTABLE_ROLES
+from appliance.desktop.roles import BUTTON_ROLES, SELECTABLE_ROLES, TEXT_FIELD_ROLES
 from appliance.words.numbers import digits_in
 
 MIN_SCORE = 0.3
@@ -31,11 +31,6 @@ OTHER_NUMBER = 0.5
 SUBSET_SCORE = 0.9
 """Saying some of a name's words: likely meant, but another name may hold them too."""
 
-BUTTON_ROLES = frozenset({"push button", "toggle button", "radio button", "button"})
-TEXT_ROLES = frozenset(
-    {"text", "password text", "entry", "terminal", "spin button", "document text"}
-)
-ITEM_ROLES = SELECTABLE_ROLES
 
 ROLE_WORDS: dict[str, frozenset[str]] = {
     "check box": frozenset({"check box", "check menu item"}),
@@ -48,18 +43,18 @@ ROLE_WORDS: dict[str, frozenset[str]] = {
     "combo box": frozenset({"combo box"}),
     "drop down": frozenset({"combo box"}),
     "dropdown": frozenset({"combo box"}),
-    "text field": TEXT_ROLES,
-    "text box": TEXT_ROLES,
+    "text field": TEXT_FIELD_ROLES,
+    "text box": TEXT_FIELD_ROLES,
     "menu item": frozenset({"menu item", "check menu item"}),
     "list item": frozenset({"list item"}),
     "button": BUTTON_ROLES,
-    "field": TEXT_ROLES | {"combo box"},
-    "box": TEXT_ROLES | {"check box", "combo box", "list"},
-    "entry": TEXT_ROLES,
+    "field": TEXT_FIELD_ROLES | {"combo box"},
+    "box": TEXT_FIELD_ROLES | {"check box", "combo box", "list"},
+    "entry": TEXT_FIELD_ROLES,
     "tab": frozenset({"page tab"}),
     "link": frozenset({"link"}),
-    "item": ITEM_ROLES,
-    "option": ITEM_ROLES | {"radio button", "check box"},
+    "item": SELECTABLE_ROLES,
+    "option": SELECTABLE_ROLES | {"radio button", "check box"},
     "menu": frozenset({"menu", "menu item"}),
     "slider": frozenset({"slider"}),
     "list": frozenset({"list"}),

@@ -9,6 +9,12 @@ from __future__ import annotations
 TEXT_ROLES = frozenset({"text", "password text", "entry", "terminal", "document text", "paragraph"})
 """Take typed text."""
 
+SECRET_ROLES = frozenset({"password text"})
+"""Hold a secret: never read, journaled or shown."""
+
+READABLE_TEXT_ROLES = TEXT_ROLES - SECRET_ROLES
+"""Text whose content the desktop reads as the element's value."""
+
 TOGGLE_ROLES = frozenset(
     {"check box", "toggle button", "radio button", "check menu item", "switch"}
 )
@@ -30,3 +36,43 @@ PRESSABLE_ROLES = frozenset(
     {"push button", "toggle button", "radio button", "button", "link", "menu item"}
 )
 """Pressed by name: what `activate` targets."""
+
+BUTTON_ROLES = frozenset({"push button", "toggle button", "radio button", "button"})
+"""What a person calls a button (a link or a menu item is pressable but not 'a button')."""
+
+TEXT_FIELD_ROLES = frozenset(
+    {"text", "password text", "entry", "terminal", "spin button", "document text"}
+)
+"""What a person calls a text field by voice: typed into, so a spin button yes, a paragraph no."""
+
+SPOKEN_NUMBER_ROLES = NUMBER_ROLES | {"dial"}
+"""What 'set X to 5' may target by voice: the number roles, and dials."""
+
+SPOKEN_CHOICE_ROLES = frozenset({"combo box", "list box", "list"})
+"""What 'set X to Y' may pick Y inside by voice: combo boxes, and lists."""
+
+SCAN_TOGGLE_ROLES = TOGGLE_ROLES - {"radio button"}
+"""Offered on/off in the scan menu; a radio button is picked, not toggled."""
+
+SCAN_ITEM_ROLES = ITEM_ROLES - {"menu item"}
+"""Offered 'select' in the scan menu; a menu item is pressed instead."""
+
+SCAN_TEXT_ROLES = TEXT_ROLES - {"paragraph"}
+"""Offered typing in the scan menu; a paragraph is read, not typed into."""
+
+NAMED_BY_CONTENT_ROLES = frozenset(
+    {"list item", "page tab", "table cell", "menu item", "push button", "toggle button",
+     "tree item", "link", "check box", "radio button"}
+)
+"""Unnamed ones take their name from the text inside them."""
+
+LABELLED_ROLES = frozenset(
+    {"text", "password text", "entry", "combo box", "slider", "spin button", "list", "table",
+     "tree", "scroll pane", "check box", "radio button", "push button", "toggle button"}
+)
+"""Unnamed ones take their name from a label beside them."""
+
+REPAIR_PRESSABLE_ROLES = frozenset(
+    {"push button", "link", "menu button", "button", "toggle button"}
+)
+"""What a language model's 'select' of an element is turned into 'activate' on."""

@@ -36,25 +36,31 @@ from hassil import (
 from hassil.intents import SlotList
 from hassil.models import MatchEntity
 
-from appliance.desktop import roles
 from appliance.desktop.model import Node, Snapshot
 from appliance.desktop.resolve import (
-    ITEM_ROLES,
     MIN_SCORE,
     ROLE_WORDS,
     SUBSET_SCORE,
-    TEXT_ROLES,
     Match,
     best_name,
     find_targets,
     name_key,
     spoken_forms,
 )
-from appliance.desktop.roles import PRESSABLE_ROLES, TOGGLE_ROLES
+from appliance.desktop.roles import (
+    PRESSABLE_ROLES,
+    SELECTABLE_ROLES,
+    SPOKEN_CHOICE_ROLES,
+    SPOKEN_NUMBER_ROLES,
+    TEXT_FIELD_ROLES,
+    TOGGLE_ROLES,
+)
 from appliance.intents.button_verbs import button_for
 from appliance.intents.keys import MODIFIERS, key_names
 from appliance.intents.levels import extreme_value, stepped_value
 from appliance.intents.model import (
+    CONTROL_INTENTS,
+    SCREEN_CHANGING,
     Activate,
     Cancel,
     Clarify,
@@ -77,10 +83,8 @@ from appliance.intents.model import (
 from appliance.intents.planner import Plan
 from appliance.words.numbers import parse_number, spoken_digits
 
-NUMBER_ROLES = roles.NUMBER_ROLES | {"dial"}
-CHOICE_ROLES = frozenset({"combo box", "list box", "list"})
 SEARCH_WORDS = frozenset({"search", "find", "filter"})
-VALUE_ROLES = NUMBER_ROLES | CHOICE_ROLES | TOGGLE_ROLES
+VALUE_ROLES = SPOKEN_NUMBER_ROLES | SPOKEN_CHOICE_ROLES | TOGGLE_ROLES
 STEP_INTENTS = (Activate, TypeText, PressKey, OpenApp, Focus, Scroll, SetValue, Select, Read)
 
 TYPE_TARGET_MIN = 0.6
@@ -266,7 +270,6 @@ class _Ambiguous(Exception):
 
 
 _NOT_ON_SCREEN_YET: ContextVar[bool] = ContextVar("not_on_screen_yet", default=False)
-SCREEN_CHANGING = frozenset({"open_app", "activate", "select", "press_key"})
 
 
 @dataclass(frozen=True)
@@ -392,15 +395,15 @@ def _build(result: RecognizeResult, text: str, snapshot: Snapshot) -> tuple[Inte
             if slots["target"].is_wildcard:
                 raise _Unresolved("a bare name must be said exactly")
             t = target(PRESSABLE_ROLES, require="only")
-            if t.node.role in ITEM_ROLES:  # a menu item said alone: "jazz fm please"
+            if t.node.role in SELECTABLE_ROLES:  # a menu item said alone: "jazz fm please"
                 return Select(target=t.node.name, words=words), True
             return Activate(target=t.node.name, words=words), True
         case "select" | "select_by_verb":
             if name == "select_by_verb" and slots["target"].is_wildcard:
-                t = target(ITEM_ROLES, floor=LOOSE_FLOOR)
+                t = target(SELECTABLE_ROLES, floor=LOOSE_FLOOR)
             else:
-                t = target(ITEM_ROLES)
-            if t.node.role in ITEM_ROLES:
+                t = target(SELECTABLE_ROLES)
+            if t.node.role in SELECTABLE_ROLES:
                 return Select(target=t.node.name, confidence=t.score, words=words), t.score == 1.0
             return Activate(target=t.node.name, confidence=t.score, words=words), t.score == 1.0
         case "focus":
@@ -409,7 +412,7 @@ def _build(result: RecognizeResult, text: str, snapshot: Snapshot) -> tuple[Inte
         case "go_to":
             t = target()
             exact = t.score == 1.0
-            if t.node.role in ITEM_ROLES:
+            if t.node.role in SELECTABLE_ROLES:
                 return Select(target=t.node.name, confidence=t.score, words=words), exact
             return Focus(target=t.node.name, confidence=t.score, words=words), exact
         case "type_text":
@@ -420,7 +423,8 @@ def _build(result: RecognizeResult, text: str, snapshot: Snapshot) -> tuple[Inte
                 if _NAMES_A_FIELD.search(typed):
                     raise _Unresolved("a field was named but is not on the screen")
                 return TypeText(text=typed, words=words), False
-            t = target(TEXT_ROLES | CHOICE_ROLES, require="only", floor=TYPE_TARGET_MIN)
+            typed_into = TEXT_FIELD_ROLES | SPOKEN_CHOICE_ROLES
+            t = target(typed_into, require="only", floor=TYPE_TARGET_MIN)
             return TypeText(text=typed, target=t.node.name, confidence=t.score, words=words), False
         case "set_value":
             return _set_value(result, text, snapshot)
@@ -469,7 +473,7 @@ def _build(result: RecognizeResult, text: str, snapshot: Snapshot) -> tuple[Inte
         case "adjust" | "level" | "set_number":
             return _slider(result, text, snapshot)
         case "show":
-            t = target(ITEM_ROLES, require="only")
+            t = target(SELECTABLE_ROLES, require="only")
             return Select(target=t.node.name, confidence=t.score, words=words), t.score == 1.0
         case "purpose":
             found = max(
@@ -514,7 +518,7 @@ def _any_of(alternatives: str, snapshot: Snapshot) -> _Target:
 
 def _search_field(snapshot: Snapshot) -> Node | None:
     fields = [n for n in snapshot.in_active_window()
-              if n.role in TEXT_ROLES and not n.secret and n.enabled
+              if n.role in TEXT_FIELD_ROLES and not n.secret and n.enabled
               and SEARCH_WORDS & set(_words(n.name))]
     return fields[0] if len(fields) == 1 else None
 
@@ -529,7 +533,7 @@ def _pressable_starting(word: str, snapshot: Snapshot) -> Node | None:
 def _message_field(snapshot: Snapshot, prefer: str) -> Node | None:
     """The text field to write a message in: the one named like `prefer`, else the only one."""
     fields = [n for n in snapshot.in_active_window()
-              if n.role in TEXT_ROLES and not n.secret and n.enabled
+              if n.role in TEXT_FIELD_ROLES and not n.secret and n.enabled
               and not SEARCH_WORDS & set(_words(n.name))]
     named = [n for n in fields if prefer in _words(n.name)]
     if len(named) == 1:
@@ -546,7 +550,7 @@ def _composed(result: RecognizeResult, text: str, snapshot: Snapshot) -> Sequenc
     confidence = COMPOSED_CONFIDENCE
     if result.intent.name == "compose":
         floor = 1.0 if not result.entities["target"].is_wildcard else ASK_FROM
-        contact = _resolve(_spoken(result, "target"), snapshot, ITEM_ROLES, "only", floor)
+        contact = _resolve(_spoken(result, "target"), snapshot, SELECTABLE_ROLES, "only", floor)
         steps.append(Select(target=contact.node.name, words=text))
         confidence = min(confidence, contact.score)
         field = _message_field(snapshot, "message")
@@ -572,7 +576,7 @@ def _slider(result: RecognizeResult, text: str, snapshot: Snapshot) -> tuple[Int
             sense = str(slots[slot].value).split()
     if "target" in slots:
         floor = MIN_SCORE if slots["target"].is_wildcard else 1.0
-        t = _resolve(_spoken(result, "target"), snapshot, NUMBER_ROLES, "only", floor)
+        t = _resolve(_spoken(result, "target"), snapshot, SPOKEN_NUMBER_ROLES, "only", floor)
     else:
         t = _slider_for(sense[1:], snapshot)
     node = t.node
@@ -596,7 +600,8 @@ def _slider(result: RecognizeResult, text: str, snapshot: Snapshot) -> tuple[Int
 
 def _slider_for(hints: list[str], snapshot: Snapshot) -> _Target:
     """The slider a comparative word is about ("louder": the one named like volume or sound)."""
-    sliders = [n for n in snapshot.in_active_window() if n.role in NUMBER_ROLES and n.enabled]
+    window = snapshot.in_active_window()
+    sliders = [n for n in window if n.role in SPOKEN_NUMBER_ROLES and n.enabled]
     for hint in hints:
         named = [n for n in sliders if hint in _words(n.name)]
         if len(named) == 1:
@@ -617,14 +622,14 @@ def _set_value(result: RecognizeResult, text: str, snapshot: Snapshot) -> tuple[
             t.score == 1.0
         )
     said = _entity_text(result, "value", text)
-    settable = NUMBER_ROLES | CHOICE_ROLES | TOGGLE_ROLES | TEXT_ROLES
+    settable = SPOKEN_NUMBER_ROLES | SPOKEN_CHOICE_ROLES | TOGGLE_ROLES | TEXT_FIELD_ROLES
     t = _resolve(spoken_target, snapshot, settable, floor=floor)
     node, score = t.node, t.score
     if node.role not in settable:
         # "change the voice to Alan": the Voice tab has no value; the list that offers Alan does.
         node, score = _offering(spoken_target, said, snapshot)
     value: bool | float | str
-    if node.role in NUMBER_ROLES:
+    if node.role in SPOKEN_NUMBER_ROLES:
         number = parse_number(said)
         if number is None:
             raise _Unresolved(said)
@@ -640,7 +645,7 @@ def _set_value(result: RecognizeResult, text: str, snapshot: Snapshot) -> tuple[
             raise _Unresolved(said)
         value, choice_score = found
         score = min(score, choice_score)
-    elif node.role in TEXT_ROLES or node.role in CHOICE_ROLES:
+    elif node.role in TEXT_FIELD_ROLES or node.role in SPOKEN_CHOICE_ROLES:
         value = said
     else:
         number = parse_number(said)
@@ -650,7 +655,7 @@ def _set_value(result: RecognizeResult, text: str, snapshot: Snapshot) -> tuple[
 
 def _offering(spoken_target: str, said: str, snapshot: Snapshot) -> tuple[Node, float]:
     """The one choice list named with the spoken words that offers the said option."""
-    named = {m.node.id for m in _containing(spoken_target, snapshot, CHOICE_ROLES)}
+    named = {m.node.id for m in _containing(spoken_target, snapshot, SPOKEN_CHOICE_ROLES)}
     found: list[tuple[Node, float]] = []
     for node in snapshot.in_active_window():
         if node.id not in named or not node.child_ids:
@@ -690,7 +695,6 @@ _CORRECTION = re.compile(
 ASSISTANT_PREFIX = "assistant"
 """History lines the appliance said ("assistant asked: ..."), not the person."""
 MAX_LOOK_BACK = 3
-NOT_REPEATED = frozenset({"confirm", "deny", "cancel", "clarify"})
 
 
 # -- the planner ---------------------------------------------------------------------------
@@ -796,7 +800,7 @@ class GrammarPlanner:
             ):
                 continue
             intent = self.parse(line, snapshot)
-            if intent is not None and intent.intent not in NOT_REPEATED:
+            if intent is not None and intent.intent not in CONTROL_INTENTS:
                 yield intent
 
     def _replayed(

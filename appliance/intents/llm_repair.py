@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from appliance.desktop.model import Node, Snapshot
-from appliance.desktop.resolve import TEXT_ROLES
+from appliance.desktop.roles import REPAIR_PRESSABLE_ROLES, SELECTABLE_ROLES, TEXT_FIELD_ROLES
 from appliance.intents.llm_grounding import normalise
 from appliance.intents.model import (
     Activate,
@@ -27,10 +27,8 @@ from appliance.intents.model import (
 )
 from appliance.intents.model import Sequence as SequenceIntent
 
-PRESSABLE = frozenset({"push button", "link", "menu button", "button", "toggle button"})
 # Repeating one of these twice in a row is a model glitch, not a wish (unlike "press down twice").
 _NO_REPEAT = (Activate, Select, Focus, OpenApp, SetValue)
-SELECTABLE = frozenset({"list item", "page tab", "menu item", "tree item", "table cell"})
 
 
 def _node(name: str, snapshot: Snapshot) -> Node | None:
@@ -54,15 +52,15 @@ def _fit(step: Step, snapshot: Snapshot) -> Step:
         if node is None:
             app = _app(step.target, snapshot)
             return OpenApp(app=app, **common) if app is not None else step
-        if isinstance(step, Select) and node.role in PRESSABLE:
+        if isinstance(step, Select) and node.role in REPAIR_PRESSABLE_ROLES:
             return Activate(target=step.target, **common)
-        if isinstance(step, Activate) and node.role in SELECTABLE:
+        if isinstance(step, Activate) and node.role in SELECTABLE_ROLES:
             return Select(target=step.target, **common)
-        if isinstance(step, Select) and node.role in TEXT_ROLES:
+        if isinstance(step, Select) and node.role in TEXT_FIELD_ROLES:
             return Focus(target=step.target, **common)  # "go to the message box"
     if isinstance(step, SetValue):
         node = _node(step.target, snapshot)
-        if node is not None and node.role in PRESSABLE:
+        if node is not None and node.role in REPAIR_PRESSABLE_ROLES:
             return Activate(target=step.target, **common)
     return step
 

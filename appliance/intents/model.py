@@ -189,9 +189,14 @@ Intent = Annotated[
     Field(discriminator="intent"),
 ]
 
-ACTING_INTENTS = frozenset(
-    {"activate", "type_text", "press_key", "open_app", "focus", "scroll", "set_value", "select"}
-)
+CONTROL_INTENTS = frozenset({"confirm", "deny", "cancel", "clarify"})
+"""Answers to the appliance rather than things to do; saying one again is no repeat."""
+
+SCREEN_CHANGING = frozenset({"activate", "open_app", "select", "press_key"})
+"""Steps after which what is on screen may differ from the snapshot they were planned on."""
+
+UNDOABLE_KINDS = frozenset({"type_text", "set_value", "select", "focus", "open_app"})
+"""Action kinds that 'undo' can take back."""
 
 _adapter: TypeAdapter[Intent] = TypeAdapter(Intent)
 

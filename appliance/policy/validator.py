@@ -22,6 +22,7 @@ from appliance.desktop.roles import (
     TOGGLE_ROLES,
 )
 from appliance.intents.model import (
+    SCREEN_CHANGING,
     Activate,
     Clarify,
     Focus,
@@ -48,7 +49,6 @@ RIVAL_MARGIN = 0.1  # a fuzzy guess must beat the next different name by this mu
 UNSURE = "unsure what was meant"
 HIDDEN_WORDS = f"{REDACTED} (typed into a hidden field)"
 """What is journaled and printed instead of an utterance that carried a secret."""
-SCREEN_CHANGING = frozenset({"activate", "open_app", "select", "press_key"})
 
 Outcome = Literal["execute", "confirm", "reject", "clarify", "answer", "control"]
 

@@ -25,15 +25,17 @@ from appliance.intents.model import (
 )
 from appliance.panel.state import Bounds
 
-# The validator's families, offered the way a person would use them: a radio button is chosen,
-# not unticked; a menu item is pressed; a paragraph is read, not typed into.
-TOGGLE_ROLES = roles.TOGGLE_ROLES - {"radio button"}
-ITEM_ROLES = roles.ITEM_ROLES - {"menu item"}
-NUMBER_ROLES = roles.NUMBER_ROLES
-TEXT_ROLES = roles.TEXT_ROLES - {"paragraph"}
-CHOICE_ROLES = roles.CHOICE_ROLES
+# The validator's families, offered the way a person would use them (see roles.SCAN_*).
+TOGGLE_ROLES = roles.SCAN_TOGGLE_ROLES
+ITEM_ROLES = roles.SCAN_ITEM_ROLES
+TEXT_ROLES = roles.SCAN_TEXT_ROLES
 ACTIONABLE = (
-    roles.PRESSABLE_ROLES | TOGGLE_ROLES | ITEM_ROLES | NUMBER_ROLES | TEXT_ROLES | CHOICE_ROLES
+    roles.PRESSABLE_ROLES
+    | TOGGLE_ROLES
+    | ITEM_ROLES
+    | roles.NUMBER_ROLES
+    | TEXT_ROLES
+    | roles.CHOICE_ROLES
 )
 
 Command = Literal["talk", "stop", "back"]
@@ -133,14 +135,14 @@ def element_item(node: Node, snapshot: Snapshot) -> MenuItem:
         )
     if node.role in ITEM_ROLES:
         return _intent_item(name, Select(target=name, words=f"select {name}"), bounds, ids)
-    if node.role in NUMBER_ROLES:
+    if node.role in roles.NUMBER_ROLES:
         return MenuItem(
             f"{name}, {_number(node.value)}",
             submenu=_number_menu(node),
             bounds=bounds,
             node_ids=ids,
         )
-    if node.role in CHOICE_ROLES:
+    if node.role in roles.CHOICE_ROLES:
         return _choice_item(node, snapshot)
     if node.role in TEXT_ROLES:
         return MenuItem(
@@ -204,7 +206,7 @@ def _number(value: object) -> str:
 def _inside_choice(node: Node, by_id: dict[str, Node]) -> bool:
     parent = by_id.get(node.parent_id) if node.parent_id else None
     while parent is not None:
-        if parent.role in CHOICE_ROLES:
+        if parent.role in roles.CHOICE_ROLES:
             return True
         parent = by_id.get(parent.parent_id) if parent.parent_id else None
     return False

@@ -32,14 +32,13 @@ from appliance.desktop.atspi.tree import (
 from appliance.desktop.atspi.vocabulary import state_names
 from appliance.desktop.model import (
     REDACTED,
-    SECRET_ROLES,
     Action,
     ActionResult,
     DesktopError,
     ElementState,
     Snapshot,
 )
-from appliance.desktop.roles import SELECTABLE_ROLES, TOGGLE_ROLES
+from appliance.desktop.roles import SECRET_ROLES, SELECTABLE_ROLES, TOGGLE_ROLES
 from appliance.desktop.uinput.keymap import parse_chord
 
 PREFERRED_ACTIONS = ("click", "press", "activate", "toggle", "switch", "jump", "select")

@@ -32,7 +32,8 @@ from appliance.desktop.atspi.tree import (
     value_call,
 )
 from appliance.desktop.atspi.vocabulary import has_state, state_names
-from appliance.desktop.model import REDACTED, SECRET_ROLES, ElementState, Node, Snapshot
+from appliance.desktop.model import REDACTED, ElementState, Node, Snapshot
+from appliance.desktop.roles import SECRET_ROLES
 from appliance.panel.state import PANEL_APP_NAME
 
 HIDDEN_APPS = frozenset({PANEL_APP_NAME})

@@ -21,6 +21,7 @@ from appliance.desktop.atspi.bus import (
 )
 from appliance.desktop.atspi.gi_modules import Atspi, GLib
 from appliance.desktop.atspi.vocabulary import has_state, role_name
+from appliance.desktop.roles import LABELLED_ROLES, NAMED_BY_CONTENT_ROLES, READABLE_TEXT_ROLES
 
 ACTION = "org.a11y.atspi.Action"
 VALUE = "org.a11y.atspi.Value"
@@ -28,15 +29,9 @@ TEXT = "org.a11y.atspi.Text"
 EDITABLE = "org.a11y.atspi.EditableText"
 SELECTION = "org.a11y.atspi.Selection"
 COMPONENT = "org.a11y.atspi.Component"
-TEXT_VALUE_ROLES = frozenset({"text", "entry", "paragraph", "terminal", "document text"})
-NAME_FROM_CONTENT = frozenset(
-    {"list item", "page tab", "table cell", "menu item", "push button", "toggle button",
-     "tree item", "link", "check box", "radio button"}
-)
-NEEDS_LABEL = frozenset(
-    {"text", "password text", "entry", "combo box", "slider", "spin button", "list", "table",
-     "tree", "scroll pane", "check box", "radio button", "push button", "toggle button"}
-)
+TEXT_VALUE_ROLES = READABLE_TEXT_ROLES
+NAME_FROM_CONTENT = NAMED_BY_CONTENT_ROLES
+NEEDS_LABEL = LABELLED_ROLES
 LABELLED_BY = int(Atspi.RelationType.LABELLED_BY)
 SCREEN_COORDS = int(Atspi.CoordType.SCREEN)
 
