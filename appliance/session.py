@@ -534,8 +534,7 @@ class Session:
             if node
             else {}
         )
-        shown = action.redacted() if hidden else step.shown_action()
-        assert shown is not None
+        shown = action.redacted() if hidden or step.secret else action
         target = node.name if node else (action.target or action.key or action.direction or "")
         self._perform_on(turn)
         turn.start_action(

@@ -67,10 +67,6 @@ class ResolvedStep:
     def secret(self) -> bool:
         return self.node is not None and self.node.secret
 
-    def shown_action(self) -> Action | None:
-        """The action as it may be journaled: its words hidden when it acts on a secret field."""
-        return self.action.redacted() if self.action is not None and self.secret else self.action
-
 
 @dataclass(frozen=True)
 class Verdict:

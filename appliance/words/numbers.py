@@ -28,10 +28,6 @@ _NUMBER_START = frozenset({*UNITS, *TENS, "a"})
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 
 
-def _is_number_word(word: str) -> bool:
-    return word in UNITS or word in TENS or word == "hundred" or word in SCALES
-
-
 class _Run:
     """Accumulates one spoken number, word by word, refusing words that cannot continue it."""
 
