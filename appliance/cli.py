@@ -26,6 +26,7 @@ from appliance.limits import MAX_UTTERANCE_CHARS, control_characters
 from appliance.settings import Settings, SettingsError, caregiver_name, parse_value
 from appliance.wiring import (
     build_planner,
+    journal_planner,
     journal_settings,
     new_session,
     open_journal,
@@ -131,7 +132,7 @@ def say(
     text = checked_words(text, "say")
     journal = open_journal(store)
     with opened_desktop(desktop) as screen:
-        session = new_session(journal, screen, build_planner(journal.settings()))
+        session = new_session(journal, screen, journal_planner(journal))
         report = session.say(text)
     if as_json:
         data = report.as_json()
@@ -374,7 +375,7 @@ def run(
     run_kiosk(
         journal,
         lambda: opened_desktop(desktop),
-        build_planner(journal.settings()),
+        journal_planner(journal, on_default=lambda notice: typer.echo(notice, err=True)),
         audio,
         speak_to,
         report,

@@ -12,7 +12,7 @@ from appliance.audit.timeline import render_table, timeline
 from appliance.desktop.sim import SimDesktop
 from appliance.journal.application import Journal
 from appliance.scenes import bundled_scene
-from appliance.wiring import build_planner, new_session, open_journal, opened_desktop
+from appliance.wiring import journal_planner, new_session, open_journal, opened_desktop
 
 DEMO_LINES = (
     "type hello grandma in the message box",
@@ -54,8 +54,9 @@ def run_demo(store: str | None = None, keep: Path | None = None) -> None:
     """The session typed instead of spoken: quick, and needs no speech models."""
     workdir, scene = _workspace(keep)
     journal = open_journal(store or str(workdir / "journal.sqlite"))
-    planner = build_planner(journal.settings())
-    typer.echo(f"Demo on the bundled Messages scene (files in {workdir}).\n")
+    typer.echo(f"Demo on the bundled Messages scene (files in {workdir}).")
+    planner = journal_planner(journal, on_default=typer.echo)
+    typer.echo("")
     for line in DEMO_LINES:
         desktop = SimDesktop.from_file(scene)
         report = new_session(journal, desktop, planner).say(line)
@@ -84,7 +85,7 @@ def run_spoken_demo(store: str | None = None, keep: Path | None = None) -> None:
         typer.echo(f"  heard:     {report.transcript}")
         typer.echo(f"  appliance: {report.spoken}   [{report.decision}]\n")
 
-    planner = build_planner(journal.settings())
+    planner = journal_planner(journal, on_default=lambda notice: typer.echo(notice + "\n"))
     sink = SessionSink(journal, lambda: opened_desktop(f"sim:{scene}"), planner, show)
     replies = workdir / "replies.wav"
     stats = run_audio(audio, sink, replies)
@@ -109,7 +110,7 @@ def run_switch_demo(journal: Journal, scene: Path, target: str = "Send") -> None
     controller = SwitchController(
         journal,
         lambda: opened_desktop(f"sim:{scene}"),
-        build_planner(journal.settings()),
+        journal_planner(journal),
         speak=lambda text: typer.echo(f"  appliance: {text}"),
         show=lambda _state: None,
     )

@@ -28,11 +28,32 @@ def open_journal(store: str | None, create: bool = True) -> Journal:
 
 def journal_settings(store: str | None) -> Settings:
     """The settings `say` would use, without creating a journal: the journal's when there is
-    one, else the defaults (as `say` would start with)."""
+    one, else the defaults (as `say` would start with), with the language model in effect."""
     try:
-        return open_journal(store, create=False).settings()
+        journal = open_journal(store, create=False)
     except NoJournal:
-        return Settings()
+        return in_effect(Settings(), frozenset())
+    return in_effect(journal.settings(), journal.chosen_settings())
+
+
+def in_effect(settings: Settings, chosen: frozenset[str]) -> Settings:
+    """`settings` with the language model the device has when a caregiver chose none."""
+    if "llm" in chosen:
+        return settings
+    from appliance.intents.llm_default import installed_llm
+
+    return settings.model_copy(update={"llm": installed_llm(settings)})
+
+
+def journal_planner(journal: Journal, on_default: Callable[[str], None] | None = None) -> Any:
+    """The planner for the journal's settings; when the model is the device's default rather
+    than a caregiver's choice, `on_default` hears once which one it is."""
+    settings = in_effect(journal.settings(), journal.chosen_settings())
+    if on_default is not None and "llm" not in journal.chosen_settings():
+        from appliance.intents.llm_default import default_notice
+
+        on_default(default_notice(settings))
+    return build_planner(settings)
 
 
 @contextmanager

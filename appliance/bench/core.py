@@ -14,7 +14,7 @@ from appliance.desktop.sim import SimDesktop
 from appliance.intents.grammar import bench_grammar
 from appliance.journal.application import Journal
 from appliance.turn import Turn
-from appliance.wiring import build_planner, new_session, open_journal
+from appliance.wiring import journal_planner, new_session, open_journal
 
 
 def big_scene(n_elements: int = 500) -> Scene:
@@ -53,7 +53,7 @@ def bench_turn(store: str, runs: int = 200) -> dict[str, Any]:
     # Raise the rate limit so every turn runs the full act path instead of asking for a yes.
     journal.change_setting("max_unconfirmed_per_minute", 600, by="bench")
     desktop = SimDesktop(big_scene(500))
-    session = new_session(journal, desktop, build_planner(journal.settings()))
+    session = new_session(journal, desktop, journal_planner(journal))
     lines = ("tick option 1", "untick option 1", "type hi into field 2", "select item 3")
     assert {"Option 1", "Field 2", "Item 3"} <= set(desktop.snapshot().names())
     samples: list[float] = []

@@ -171,6 +171,10 @@ class Journal(Application[UUID]):
     def settings(self) -> Settings:
         return self._settings_log().settings
 
+    def chosen_settings(self) -> frozenset[str]:
+        """The names of the settings a caregiver set; the others hold their defaults."""
+        return self._settings_log().chosen
+
     def change_setting(self, key: str, value: Any, by: str) -> tuple[Any, Any]:
         """Record a change; returns (old, new). The value must already be validated."""
         log = self._settings_log()

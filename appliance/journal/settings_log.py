@@ -27,6 +27,9 @@ class SettingsLog:
     settings: Settings
     aggregate: DeviceSettings
     damage: list[int] = field(default_factory=list)  # notification ids of damaged events
+    # The settings a caregiver set, told apart from defaults: a default may follow the device
+    # (the language model it has), a caregiver's choice is kept as made.
+    chosen: frozenset[str] = frozenset()
 
     def notice(self) -> str:
         ids = ", ".join(f"#{n}" for n in self.damage[:3] if n)
@@ -83,7 +86,7 @@ class SettingsLog:
         if versions and aggregate.version < max(versions):
             # Damaged events still hold their versions: the next change goes after them.
             aggregate = _before(aggregate, max(versions) + 1)
-        return cls(settings, aggregate, damage)
+        return cls(settings, aggregate, damage, frozenset(values))
 
 
 def _before(aggregate: Any, version: Any) -> Any:
