@@ -372,16 +372,18 @@ def run(
         else:
             typer.echo(f"heard: {turn.transcript}  ->  {turn.spoken}  [{turn.decision}]")
 
+    start_notices: list[str] = []  # said once the audio is open: a missing mic is one line
     run_kiosk(
         journal,
         lambda: opened_desktop(desktop),
-        journal_planner(journal, on_default=lambda notice: typer.echo(notice, err=True)),
+        journal_planner(journal, on_default=start_notices.append),
         audio,
         speak_to,
         report,
         lambda notice: typer.echo(notice, err=True),
         panel=panel,
         switch=switch,
+        start_notices=start_notices,
     )
 
 

@@ -12,7 +12,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -220,13 +220,16 @@ def run_kiosk(
     on_notice: Callable[[str], None],
     panel: bool = True,
     switch: bool = True,
+    start_notices: Sequence[str] = (),
 ) -> None:
     """Run until the WAV file ends or the process is stopped; switch faults (none found,
-    unplugged, back) go to `on_notice` as well as the journal."""
+    unplugged, back) go to `on_notice` as well as the journal, after `start_notices`."""
     from appliance.voice.commands import open_audio, run_audio
     from appliance.voice.session_sink import SessionSink
 
     source = open_audio(audio)  # a bad file or no microphone is the one line said, not a notice
+    for notice in start_notices:
+        on_notice(notice)
     kiosk = Kiosk(journal, desktop, planner, panel=panel, switch=switch, on_notice=on_notice)
     inner = SessionSink(journal, desktop, planner, on_report)
     sink = kiosk.sink(inner)

@@ -85,3 +85,23 @@ def test_the_demo_says_once_which_model_it_uses(tmp_path: Path) -> None:
     assert shown.code == 0, shown.err
     said = [line for line in shown.out.splitlines() if "anguage model" in line]
     assert len(said) == 1, shown.out
+
+
+def test_the_kiosk_says_once_which_model_it_uses(tmp_path: Path) -> None:
+    import wave
+
+    silence = tmp_path / "silence.wav"
+    with wave.open(str(silence), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes(b"\0\0" * 16000)
+    kiosk = Kiosk(tmp_path, messages())
+    ran = run("run", "--audio", str(silence), "--desktop", f"sim:{kiosk.scene}",
+              "--store", kiosk.store, "--no-panel", "--no-switch")
+    assert ran.code == 0, ran.err
+    assert len([line for line in ran.err.splitlines() if "anguage model" in line]) == 1, ran.err
+    _set(kiosk, "llm", "off")
+    chosen = run("run", "--audio", str(silence), "--desktop", f"sim:{kiosk.scene}",
+                 "--store", kiosk.store, "--no-panel", "--no-switch")
+    assert "anguage model" not in chosen.err, "a caregiver's choice needs no notice"
