@@ -37,6 +37,9 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Plain click help: flags read as `--json` and `--panel / --no-panel` (typer's rich panels
+    # print `<bool>` after them), and no box drawing for a screen reader to spell out.
+    rich_markup_mode=None,
     help="Offline, voice-first accessibility appliance.",
 )
 audit_app = typer.Typer(help="The caregiver's view of the journal.", invoke_without_command=True)
@@ -287,8 +290,32 @@ def undo(
     store: StoreOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Undo the most recent undoable turn (as if the user said 'undo that')."""
-    say("undo", desktop=desktop, store=store, as_json=as_json)
+    """Undo the most recent undoable turn (as if the user said 'undo that') on the screen it
+    changed: the real one, or --desktop sim:SCENE.json for a turn done on a scene file."""
+    try:
+        say("undo", desktop=desktop, store=store, as_json=as_json)
+    except DesktopError:
+        if desktop != "atspi":
+            raise
+        _undo_without_a_screen(store, as_json)
+
+
+def _undo_without_a_screen(store: str | None, as_json: bool) -> None:
+    """No screen here (no display, no accessibility bus): nothing to undo is still an answer;
+    a turn to undo names the screen it needs."""
+    stack = open_journal(store).undo_stack()
+    if stack:
+        done = stack[0].spoken[-1] if stack[0].spoken else "the last turn"
+        raise CliError(
+            f"I can't reach the screen's accessibility service; the last turn ({done}) is "
+            "undone on the screen it changed: run this there, or for a scene file: "
+            "appliance undo --desktop sim:SCENE.json"
+        )
+    spoken = "There's nothing to undo."
+    if as_json:
+        _print_json({"transcript": "undo", "decision": "rejected", "spoken": spoken})
+    else:
+        typer.echo(spoken)
 
 
 @app.command()
@@ -330,7 +357,8 @@ def settings_show(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
             typer.echo(f"{key} = {value}")
 
 
-@settings_app.command("set")
+# A value may be a negative number (`-5`), which click would otherwise take for an option.
+@settings_app.command("set", context_settings={"ignore_unknown_options": True})
 def settings_set(
     key: str,
     value: str,

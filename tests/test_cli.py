@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -318,3 +319,125 @@ def test_a_which_question_is_answered_and_the_turn_goes_on(tmp_path: Path) -> No
     assert by_position["decision"] == "executed"
     kiosk.say("select radio")
     assert kiosk.say("never mind")["decision"] == "cancelled"
+
+
+# -- a newcomer's first commands: help, negative values, the README as written, undo ---------
+
+
+def _command_paths() -> list[list[str]]:
+    """Every command and group of `appliance`, as the words that name it."""
+    import typer.main
+
+    from appliance.cli import app
+
+    paths: list[list[str]] = []
+
+    def walk(command: Any, path: list[str]) -> None:
+        paths.append(path)
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, [*path, name])
+
+    walk(typer.main.get_command(app), [])
+    return paths
+
+
+def test_help_shows_flags_as_flags() -> None:
+    paths = _command_paths()
+    assert len(paths) > 15 and ["audit", "verify"] in paths
+    for path in paths:
+        shown = run(*path, "--help")
+        assert shown.code == 0 and shown.out, (path, shown.err)
+        assert "<bool>" not in shown.out, (path, shown.out)
+    assert "--panel / --no-panel" in run("run", "--help").out
+    assert "--json " in run("say", "--help").out
+
+
+def test_a_negative_setting_value_needs_no_double_dash(tmp_path: Path) -> None:
+    store = str(tmp_path / "journal.sqlite")
+    refused = run("settings", "set", "switch_debounce_ms", "-5", "--by", "carol", "--store", store)
+    assert refused.code == 1 and "No such option" not in refused.err, refused.err
+    assert refused.err.startswith("appliance: bad value for switch_debounce_ms"), refused.err
+    set_ = run("settings", "set", "wake_phrase", "-hey you", "--by", "carol", "--store", store)
+    assert set_.code == 0 and "-> -hey you" in set_.out, set_.err
+    typo = run("settings", "set", "wake_phrase", "hi", "--bye", "carol", "--store", store)
+    assert typo.code == 2 and len(typo.err.splitlines()) == 1, "an unknown option still fails"
+
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _readme_commands() -> list[list[str]]:
+    """Each `appliance ...` command in the README's code blocks, as its words (no comment)."""
+    import re
+    import shlex
+
+    blocks = re.findall(r"^```\n(.*?)^```", README.read_text(), flags=re.S | re.M)
+    commands = []
+    for line in "\n".join(blocks).splitlines():
+        line = re.sub(r"\s#\s.*$", "", line).strip()
+        for part in re.split(r"\s\|\s(?=appliance\b)", line):
+            if part.startswith("appliance "):
+                commands.append(shlex.split(part)[1:])
+    return commands
+
+
+def test_every_readme_command_and_option_exists() -> None:
+    import typer.main
+
+    from appliance.cli import app
+
+    commands = _readme_commands()
+    assert len(commands) > 20
+    for words in commands:
+        command: Any = typer.main.get_command(app)  # typer's own click: read, not isinstance'd
+        path: list[str] = []
+        for word in words:
+            if word not in getattr(command, "commands", {}):
+                break
+            command = command.commands[word]
+            path.append(word)
+        assert run(*path, "--help").code == 0, words
+        known = {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
+        options = {w.strip("[]").split("=")[0] for w in words if w.strip("[").startswith("--")}
+        assert options <= known, (words, options - known)
+
+
+def test_every_benchmark_is_in_the_readme() -> None:
+    import re
+
+    listed = run("bench", "no-such-bench").err
+    names = set(re.findall(r"[a-z]+", listed.split("choose", 1)[1])) - {"or"}
+    assert {"core", "voice", "desktop", "planner", "switch"} <= names, listed
+    in_readme = {tuple(words) for words in _readme_commands()}
+    for name in names:
+        written = ("bench",) if name == "core" else ("bench", name)
+        assert written in in_readme, name
+
+
+def test_bare_undo_on_a_machine_without_a_screen(tmp_path: Path) -> None:
+    """`appliance undo` as the README writes it, with no display and no accessibility bus."""
+    import os
+    import subprocess
+    import sys
+
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    screenless = {k: v for k, v in os.environ.items() if k not in (
+        "DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "AT_SPI_BUS_ADDRESS")}
+    screenless |= {"XDG_STATE_HOME": str(tmp_path / "state"), "XDG_RUNTIME_DIR": str(runtime)}
+    scene = tmp_path / "scene.json"
+    scene.write_text(json.dumps(messages()))
+
+    def appliance(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "appliance.cli", *args], env=screenless,
+                              capture_output=True, text=True, timeout=120, check=False)
+
+    nothing = appliance("undo")
+    assert (nothing.returncode, nothing.stdout) == (
+        0, "There's nothing to undo.\n"), nothing.stderr
+    assert appliance("say", "untick urgent", "--desktop", f"sim:{scene}").returncode == 0
+    needs = appliance("undo")
+    assert needs.returncode == 1 and len(needs.stderr.splitlines()) == 1, needs.stderr
+    assert "Unticked Urgent" in needs.stderr and "--desktop sim:" in needs.stderr
+    done = appliance("undo", "--desktop", f"sim:{scene}")
+    assert done.returncode == 0 and done.stdout.startswith("Undone: Unticked Urgent"), done
