@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from appliance.desktop.model import Risk
+from appliance.desktop.roles import BUTTON_ROLES, TEXT_ROLES
 from appliance.intents.model import (
     Activate,
     Focus,
@@ -31,6 +32,15 @@ def spoken_chord(chord: str) -> str:
     return " ".join(KEY_WORDS.get(k, k.upper() if len(k) == 1 else k) for k in chord.split("+"))
 
 
+def role_word(role: str) -> str:
+    """What a person calls an element of this role: 'text field', 'button', 'check box'."""
+    if role in TEXT_ROLES:
+        return "text field"
+    if role in BUTTON_ROLES:
+        return "button"
+    return role
+
+
 def _number(value: float) -> str:
     return f"{value:g}"
 
@@ -44,6 +54,8 @@ def did(step: ResolvedStep, hidden: bool = False) -> str:
 def _did(step: ResolvedStep, hidden: bool) -> str:
     i = step.intent
     name = step.node.name if step.node else getattr(i, "target", "") or ""
+    if not name.strip() and step.node is not None:
+        name = f"the {role_word(step.node.role)}"  # "Typed hello into the text field."
     hidden = hidden or step.secret
     if isinstance(i, TypeText):
         return f"Typed into {name}." if hidden else f"Typed {i.text} into {name}."
