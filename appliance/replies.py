@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from appliance.desktop.model import Risk
+from appliance.desktop.roles import BUTTON_ROLES, TEXT_ROLES
 from appliance.intents.model import (
     Activate,
     Focus,
@@ -31,6 +32,15 @@ def spoken_chord(chord: str) -> str:
     return " ".join(KEY_WORDS.get(k, k.upper() if len(k) == 1 else k) for k in chord.split("+"))
 
 
+def role_word(role: str) -> str:
+    """What a person calls an element of this role: 'text field', 'button', 'check box'."""
+    if role in TEXT_ROLES:
+        return "text field"
+    if role in BUTTON_ROLES:
+        return "button"
+    return role
+
+
 def _number(value: float) -> str:
     return f"{value:g}"
 
@@ -44,55 +54,51 @@ def did(step: ResolvedStep, hidden: bool = False) -> str:
 def _did(step: ResolvedStep, hidden: bool) -> str:
     i = step.intent
     name = step.node.name if step.node else getattr(i, "target", "") or ""
+    if not name.strip() and step.node is not None:
+        name = f"the {role_word(step.node.role)}"  # "Typed hello into the text field."
     hidden = hidden or step.secret
     if isinstance(i, TypeText):
-        if hidden:
-            return f"Typed into {name}."
-        return f"Typed {i.text} into {name}."
-    if isinstance(i, SetValue):
-        if isinstance(i.value, bool):
-            return f"{'Ticked' if i.value else 'Unticked'} {name}."
+        return f"Typed into {name}." if hidden else f"Typed {i.text} into {name}."
+    if isinstance(i, SetValue) and not isinstance(i.value, bool):
         if hidden:
             return f"Set {name}."
         shown = _number(i.value) if isinstance(i.value, float | int) else i.value
         return f"Set {name} to {shown}."
-    if isinstance(i, Activate):
-        return f"Pressed {name}."
-    if isinstance(i, Select):
-        return f"Selected {name}."
-    if isinstance(i, OpenApp):
-        return f"Opened {i.app}."
-    if isinstance(i, Focus):
-        return f"Moved to {name}."
-    if isinstance(i, Scroll):
-        return f"Scrolled {i.direction}."
-    if isinstance(i, PressKey):
-        return f"Pressed {spoken_chord(i.chord())}."
-    return "Done."
+    phrase = _phrase(i, name)
+    return f"{phrase[1]} {phrase[2]}." if phrase else "Done."
 
 
 def verb(step: Step) -> str:
     """Infinitive for questions: 'send', 'type into PIN', 'tick Urgent'."""
     name = getattr(step, "target", None) or ""
-    if isinstance(step, Activate):
-        return name.lower() if len(name.split()) <= 3 else f"press {name}"
+    if isinstance(step, Activate) and len(name.split()) <= 3:
+        return name.lower()
     if isinstance(step, TypeText):
         return f"type into {name}" if name else "type that"
-    if isinstance(step, SetValue):
-        if isinstance(step.value, bool):
-            return f"{'tick' if step.value else 'untick'} {name}"
+    if isinstance(step, SetValue) and not isinstance(step.value, bool):
         return f"set {name}"
+    phrase = _phrase(step, name)
+    return f"{phrase[0]} {phrase[2]}" if phrase else "do that"
+
+
+def _phrase(step: Step, name: str) -> tuple[str, str, str] | None:
+    """(infinitive, past tense, object) for the steps said the same way in both tenses."""
+    if isinstance(step, SetValue):
+        ticked = step.value is True
+        return ("tick", "Ticked", name) if ticked else ("untick", "Unticked", name)
+    if isinstance(step, Activate):
+        return ("press", "Pressed", name)
     if isinstance(step, Select):
-        return f"select {name}"
+        return ("select", "Selected", name)
     if isinstance(step, OpenApp):
-        return f"open {step.app}"
-    if isinstance(step, PressKey):
-        return f"press {spoken_chord(step.chord())}"
+        return ("open", "Opened", step.app)
     if isinstance(step, Focus):
-        return f"go to {name}"
+        return ("go to", "Moved to", name)
     if isinstance(step, Scroll):
-        return f"scroll {step.direction}"
-    return "do that"
+        return ("scroll", "Scrolled", step.direction)
+    if isinstance(step, PressKey):
+        return ("press", "Pressed", spoken_chord(step.chord()))
+    return None
 
 
 def confirmation(verdict: Verdict, steps: tuple[ResolvedStep, ...] | None = None) -> str:

@@ -107,64 +107,73 @@ for i in range(int(turns)):
         session.expire_due()
 """
 
-# Many processes opening one store at once: forked after the imports, so that the test pays
-# for one interpreter start, and released together. Prints each child's error, if any.
-OPENERS = """
-import os, sys, time
-from appliance.journal.application import Journal
-
-url, count = sys.argv[1], int(sys.argv[2])
-read, write = os.pipe()
-children = []
-for _ in range(count):
-    pid = os.fork()
-    if pid == 0:
-        os.close(write)
-        os.read(read, 1)  # the gate: every child is forked and waiting
-        try:
-            Journal(url)
-        except BaseException as e:
-            print(f"{type(e).__name__}: {e}".splitlines()[0], flush=True)
-            os._exit(1)
-        os._exit(0)
-    children.append(pid)
-os.close(read)
-os.write(write, bytes(count))
-failed = sum(1 for pid in children if os.waitpid(pid, 0)[1])
-print(f"{failed} of {count} failed", flush=True)
-"""
-
-# Processes pressing one switch (one Device aggregate) at once, or saying what they said for one
-# turn (the voice layer's Spoke, once the audio is out); forked like OPENERS.
-PRESSERS = """
+# Forks `count` children after the imports, so that a test pays for one interpreter start, and
+# releases them together through a pipe; returns each child's exit code.
+FORKED = """
 import os, sys
 from uuid import UUID
 from appliance.journal.application import Journal
 
+
+def released_together(count, child):
+    read, write = os.pipe()
+    children = []
+    for _ in range(count):
+        pid = os.fork()
+        if pid == 0:
+            os.close(write)
+            os.read(read, 1)  # the gate: every child is forked and waiting
+            os._exit(child())
+        children.append(pid)
+    os.close(read)
+    os.write(write, bytes(count))
+    return [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children]
+
+
+def said(e):
+    print(f"{type(e).__name__}: {e}".splitlines()[0], flush=True)
+"""
+
+# Many processes opening one store at once. Prints each child's error, if any.
+OPENERS = FORKED + """
+url, count = sys.argv[1], int(sys.argv[2])
+
+
+def opener():
+    try:
+        Journal(url)
+    except BaseException as e:
+        said(e)
+        return 1
+    return 0
+
+
+failed = sum(1 for code in released_together(count, opener) if code)
+print(f"{failed} of {count} failed", flush=True)
+"""
+
+# Processes pressing one switch (one Device aggregate) at once, or saying what they said for one
+# turn (the voice layer's Spoke, once the audio is out).
+PRESSERS = FORKED + """
 store, count, presses, turn = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-read, write = os.pipe()
-children = []
-for _ in range(count):
-    pid = os.fork()
-    if pid == 0:
-        os.close(write)
-        os.read(read, 1)
-        journal = Journal(store)
-        failed = 0
-        for _ in range(presses):
-            try:
-                if turn:
-                    journal.spoke(UUID(turn), "Okay.", {})
-                else:
-                    journal.switch_pressed("switch", 1, "tap", "yes")
-            except Exception as e:
-                failed += 1
-                print(f"{type(e).__name__}: {e}".splitlines()[0], flush=True)
-        os._exit(min(failed, 100))
-    children.append(pid)
-os.close(read)
-os.write(write, bytes(count))
-failed = sum(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children)
+
+
+def presser():
+    journal = Journal(store)
+    failed = 0
+    for _ in range(presses):
+        try:
+            if turn:
+                journal.spoke(UUID(turn), "Okay.", {})
+            else:
+                journal.switch_pressed("switch", 1, "tap", "yes")
+        except Exception as e:
+            failed += 1
+            said(e)
+    return min(failed, 100)
+
+
+failed = sum(released_together(count, presser))
 print(f"{failed} of {count * presses} writes failed", flush=True)
 """
 
