@@ -60,6 +60,12 @@ SCAN_ITEM_ROLES = ITEM_ROLES - {"menu item"}
 SCAN_TEXT_ROLES = TEXT_ROLES - {"paragraph"}
 """Offered typing in the scan menu; a paragraph is read, not typed into."""
 
+SCAN_ROLES = (
+    PRESSABLE_ROLES | SCAN_TOGGLE_ROLES | SCAN_ITEM_ROLES | NUMBER_ROLES | SCAN_TEXT_ROLES
+    | CHOICE_ROLES
+)
+"""What a person can act on by switch or by number: the controls scanning and numbers offer."""
+
 NAMED_BY_CONTENT_ROLES = frozenset(
     {"list item", "page tab", "table cell", "menu item", "push button", "toggle button",
      "tree item", "link", "check box", "radio button"}
