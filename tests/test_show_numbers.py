@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from appliance.desktop.actionable import MAX_NUMBERS, actionable, numbered
-from appliance.panel.grid import Grid
 from appliance.desktop.model import Node, Snapshot
+from appliance.panel.grid import Grid
 
 
 def _node(id: str, role: str, name: str, x: int, y: int, **kw: object) -> Node:
