@@ -19,6 +19,7 @@ from rapidfuzz import fuzz, process
 from appliance.desktop.model import Node, Snapshot
 from appliance.desktop.roles import BUTTON_ROLES, SELECTABLE_ROLES, TEXT_FIELD_ROLES
 from appliance.words.numbers import digits_in
+from appliance.words.symbols import alias_of, spelled_symbols
 
 MIN_SCORE = 0.3
 """Below this a name is not a match at all (the policy rejects it anyway)."""
@@ -77,8 +78,9 @@ class Match:
 
 @lru_cache(maxsize=8192)
 def name_key(text: str) -> str:
-    """A name folded for comparison: lower case, no punctuation, numbers as digits."""
-    folded = _NOT_WORD.sub(" ", _APOSTROPHE.sub("", text.casefold()))
+    """A name folded for comparison: lower case, symbols that label spelled out ("+" is
+    "plus"), other punctuation dropped, numbers as digits."""
+    folded = _NOT_WORD.sub(" ", _APOSTROPHE.sub("", spelled_symbols(text).casefold()))
     return digits_in(" ".join(folded.split()))
 
 
@@ -116,6 +118,11 @@ def _score(forms: tuple[str, ...], index: _Names) -> dict[int, float]:
     score halfway towards the sound score ("fan" for "send", "fone" for "phone").
     """
     exact = {i for form in forms if (i := index.position.get(form)) is not None}
+    if not exact:  # "add" for a "+" button, but never over a name said as it is
+        exact = {
+            i for form in forms
+            if (alias := alias_of(form)) and (i := index.position.get(alias)) is not None
+        }
     if exact:
         return dict.fromkeys(exact, 1.0)
     keys, cutoff = index.keys, MIN_SCORE * 100
