@@ -7,6 +7,9 @@ import pytest
 
 from appliance.desktop.model import Node, Snapshot
 from appliance.desktop.resolve import find_targets, name_key
+from appliance.intents.model import Activate
+from appliance.policy.validator import CONFIRM_BELOW, validate
+from appliance.settings import Settings
 from appliance.words.symbols import spelled_symbols
 
 KEYPAD = ["7", "8", "9", "÷", "4", "5", "6", "×", "1", "2", "3", "−", "0", ".", "=", "+",
@@ -47,3 +50,25 @@ def test_a_symbol_inside_a_word_or_between_words_stays_punctuation(name: str, ke
 
 def test_text_without_symbols_is_left_as_it_is() -> None:
     assert spelled_symbols("Send message") == "Send message"
+
+
+MEMORY_KEYS = ["MC", "MR", "MS", "M+", "M−", "C", "CE", "±", "Backspace"]
+
+
+@pytest.mark.parametrize("said", ["times", "miss", "emcee", "mister", "see", "multiply"])
+def test_a_near_miss_never_lands_on_a_two_letter_button(said: str) -> None:
+    nodes = tuple(Node(id=str(i), role="push button", name=n, app="calc", window="Calc")
+                  for i, n in enumerate(MEMORY_KEYS))
+    snap = Snapshot(nodes=nodes, active_app="calc", active_window="Calc")
+    assert not [m.node.name for m in find_targets(said, snap) if len(m.node.name) <= 2
+                and m.score >= CONFIRM_BELOW]
+    assert validate(Activate(target=said, words=f"press {said}"), snap, Settings()).outcome in (
+        "reject", "clarify", "confirm")
+
+
+def test_an_operator_word_on_two_names_is_a_question_not_a_press() -> None:
+    nodes = tuple(Node(id=str(i), role="push button", name=n, app="calc", window="Calc")
+                  for i, n in enumerate(MEMORY_KEYS))
+    snap = Snapshot(nodes=nodes, active_app="calc", active_window="Calc")
+    verdict = validate(Activate(target="minus", words="press minus"), snap, Settings())
+    assert verdict.outcome == "clarify" and set(verdict.options) == {"M−", "±"}

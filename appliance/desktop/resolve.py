@@ -31,6 +31,9 @@ OTHER_NUMBER = 0.5
 """A name with other numbers than were said is a poor match however alike the letters."""
 SUBSET_SCORE = 0.9
 """Saying some of a name's words: likely meant, but another name may hold them too."""
+SHORT_NAME = 2
+"""A name of this many letters or fewer ("MS", "C") is matched only as said: any longer word
+is letters away from it, so a near miss is noise ("times" is not "MS")."""
 
 
 ROLE_WORDS: dict[str, frozenset[str]] = {
@@ -153,6 +156,8 @@ def _score(forms: tuple[str, ...], index: _Names) -> dict[int, float]:
         said_numbers = _numbers(form)
         said_words = _NUMBER.sub("", form).strip()
         for i, s in letters.items():
+            if index.short[i]:
+                continue
             score = min(s / 100, FUZZY_CAP)
             if said_numbers and said_numbers != index.numbers[i]:
                 score *= OTHER_NUMBER  # "button 250" is not "Button 20"
@@ -177,6 +182,7 @@ class _Names:
         self.position = {k: i for i, k in enumerate(keys)}
         self.sounds = [sound_key(k) for k in keys]
         self.numbers = [_numbers(k) for k in keys]
+        self.short = [len(k.replace(" ", "")) <= SHORT_NAME for k in keys]
         self.by_word: dict[str, set[int]] = {}
         for i, k in enumerate(keys):
             for w in k.split():
