@@ -81,6 +81,24 @@ def test_type_text_appends_and_verifies(world: tuple[AtspiDesktop, RunningApp]) 
     assert find(desktop.snapshot(), APP, "text", "Message").value == "hello grandma"
 
 
+def test_typing_key_by_key_arrives_and_is_read_back(
+    world: tuple[AtspiDesktop, RunningApp],
+) -> None:
+    """The path for fields without EditableText (most web fields): focus, then keys through
+    uinput or, with no uinput here, the AT-SPI registry's synthetic keys; then read back."""
+    desktop, app = world
+    target = node_id(desktop, "text", "Message")
+    desktop.perform(Action(kind="type_text", target=target, text="hi"))
+    result = desktop._type_by_keys(desktop._target(target), "there")
+    assert result.verified and result.via in {"atspi", "uinput"}
+    assert result.detail.startswith("typed by keys")
+    assert app.wait_state(lambda s: s["message"].endswith("hi there"))["message"].endswith(
+        "hi there")
+    with pytest.raises(DesktopError, match="can't type the character"):
+        desktop._type_by_keys(desktop._target(target), "snow ☃")
+    assert app.wait_state(lambda s: True)["message"].endswith("hi there")  # nothing half-typed
+
+
 def test_undo_restores_the_recorded_before_state(world: tuple[AtspiDesktop, RunningApp]) -> None:
     desktop, app = world
     target = node_id(desktop, "text", "Message")

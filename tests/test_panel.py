@@ -21,8 +21,16 @@ from rapidfuzz.distance import Levenshtein
 
 from appliance.panel.__main__ import Inbox
 from appliance.panel.link import NullPanel, PanelLink
-from appliance.panel.state import MODE_TEXT, Bounds, PanelState
-from appliance.panel.window import FRAME_COLOUR, FRAME_THICKNESS, frame_rects
+from appliance.panel.state import MODE_TEXT, Badge, Bounds, PanelState
+from appliance.panel.window import (
+    BADGE_COLOUR,
+    FRAME_COLOUR,
+    FRAME_THICKNESS,
+    GRID_THICKNESS,
+    badge_rect,
+    frame_rects,
+    grid_labels,
+)
 from tests.apps.atspi_harness import headless_session
 
 assert shutil.which("tesseract"), "tesseract missing: run scripts/setup.sh"
@@ -150,6 +158,66 @@ def test_highlight_frame_is_where_the_bounds_say(panel: PanelLink, tmp_path: Pat
     assert panel.wait_shown()
     cleared = screenshot(tmp_path / "cleared.png")
     assert not any(near(cleared.getpixel(p), FRAME_COLOUR) for p in on_frame)
+
+
+def test_numbers_are_drawn_beside_their_controls_and_read_back(
+    panel: PanelLink, tmp_path: Path,
+) -> None:
+    boxes = [Bounds(x=100, y=120, width=120, height=40), Bounds(x=400, y=120, width=60, height=40),
+             Bounds(x=0, y=0, width=80, height=30)]  # at the screen's corner: inside it
+    badges = tuple(Badge(number=n, bounds=b) for n, b in zip((7, 12, 3), boxes, strict=True))
+    panel.show(PanelState(mode="idle", badges=badges))
+    assert panel.wait_shown()
+    shot = screenshot(tmp_path / "numbers.png")
+    for badge in badges:
+        x, y, w, h = badge_rect(badge.bounds, len(str(badge.number)), shot.size)
+        assert near(shot.getpixel((x + 3, y + h // 2)), BADGE_COLOUR), f"no badge {badge.number}"
+        b = badge.bounds  # the middle of the control, where a click lands, stays uncovered
+        assert not near(shot.getpixel((b.x + b.width // 2, b.y + b.height // 2)), BADGE_COLOUR)
+        digits = shot.crop((x, y, x + w, y + h)).resize((w * 4, h * 4))
+        assert str(badge.number) in ocr_digits(digits, tmp_path / f"b{badge.number}.png")
+    panel.show(PanelState(mode="idle"))
+    assert panel.wait_shown()
+    cleared = screenshot(tmp_path / "no-numbers.png")
+    x, y, _w, h = badge_rect(boxes[0], 1, cleared.size)
+    assert not near(cleared.getpixel((x + 3, y + h // 2)), BADGE_COLOUR)
+
+
+def test_the_grid_divides_the_area_and_numbers_its_cells(
+    panel: PanelLink, tmp_path: Path,
+) -> None:
+    area = Bounds(x=90, y=60, width=600, height=450)
+    panel.show(PanelState(mode="idle", grid=area))
+    assert panel.wait_shown()
+    shot = screenshot(tmp_path / "grid.png")
+    for x in (90, 290, 490):  # the left edge and the two inner vertical lines
+        assert near(shot.getpixel((x, 60 + 75)), FRAME_COLOUR), f"no line at x={x}"
+    for y in (210, 360):
+        assert near(shot.getpixel((90 + 100, y)), FRAME_COLOUR), f"no line at y={y}"
+    assert not near(shot.getpixel((90 + 100 + GRID_THICKNESS * 3, 60 + 75)), FRAME_COLOUR)
+    for number, (x, y, w, h) in enumerate(grid_labels(area), start=1):
+        digits = shot.crop((x, y, x + w, y + h)).resize((w * 4, h * 4))
+        assert str(number) in ocr_digits(digits, tmp_path / f"g{number}.png")
+    panel.show(PanelState(mode="idle"))
+    assert panel.wait_shown()
+    assert not near(screenshot(tmp_path / "no-grid.png").getpixel((290, 135)), FRAME_COLOUR)
+
+
+def ocr_digits(image: Image.Image, path: Path) -> str:
+    """Tesseract's reading of one badge, as a single line of digits: dark digits on yellow made
+    black on white, with a white margin, as it reads best."""
+    pixels, (w, h) = image.load(), image.size
+    badge = Image.new("L", image.size)
+    badge.putdata([255 if near(pixels[x, y], BADGE_COLOUR, 60) else 0
+                   for y in range(h) for x in range(w)])
+    box = badge.getbbox()
+    assert box is not None, "no badge in the crop"
+    ImageOps.expand(badge.crop(box), border=20, fill=255).save(path)
+    done = subprocess.run(
+        ["tesseract", str(path), "-", "--psm", "8", "-c", "tessedit_char_whitelist=0123456789"],
+        capture_output=True, text=True, check=True, timeout=60,
+    )
+    return done.stdout.strip()
 
 
 def test_frame_bars_hug_the_element_and_stay_on_screen() -> None:

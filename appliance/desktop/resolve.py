@@ -19,6 +19,7 @@ from rapidfuzz import fuzz, process
 from appliance.desktop.model import Node, Snapshot
 from appliance.desktop.roles import BUTTON_ROLES, SELECTABLE_ROLES, TEXT_FIELD_ROLES
 from appliance.words.numbers import digits_in
+from appliance.words.symbols import alias_of, spelled_symbols
 
 MIN_SCORE = 0.3
 """Below this a name is not a match at all (the policy rejects it anyway)."""
@@ -30,6 +31,9 @@ OTHER_NUMBER = 0.5
 """A name with other numbers than were said is a poor match however alike the letters."""
 SUBSET_SCORE = 0.9
 """Saying some of a name's words: likely meant, but another name may hold them too."""
+SHORT_NAME = 2
+"""A name of this many letters or fewer ("MS", "C") is matched only as said: any longer word
+is letters away from it, so a near miss is noise ("times" is not "MS")."""
 
 
 ROLE_WORDS: dict[str, frozenset[str]] = {
@@ -77,8 +81,9 @@ class Match:
 
 @lru_cache(maxsize=8192)
 def name_key(text: str) -> str:
-    """A name folded for comparison: lower case, no punctuation, numbers as digits."""
-    folded = _NOT_WORD.sub(" ", _APOSTROPHE.sub("", text.casefold()))
+    """A name folded for comparison: lower case, symbols that label spelled out ("+" is
+    "plus"), other punctuation dropped, numbers as digits."""
+    folded = _NOT_WORD.sub(" ", _APOSTROPHE.sub("", spelled_symbols(text).casefold()))
     return digits_in(" ".join(folded.split()))
 
 
@@ -116,6 +121,11 @@ def _score(forms: tuple[str, ...], index: _Names) -> dict[int, float]:
     score halfway towards the sound score ("fan" for "send", "fone" for "phone").
     """
     exact = {i for form in forms if (i := index.position.get(form)) is not None}
+    if not exact:  # "add" for a "+" button, but never over a name said as it is
+        exact = {
+            i for form in forms
+            if (alias := alias_of(form)) and (i := index.position.get(alias)) is not None
+        }
     if exact:
         return dict.fromkeys(exact, 1.0)
     keys, cutoff = index.keys, MIN_SCORE * 100
@@ -146,6 +156,8 @@ def _score(forms: tuple[str, ...], index: _Names) -> dict[int, float]:
         said_numbers = _numbers(form)
         said_words = _NUMBER.sub("", form).strip()
         for i, s in letters.items():
+            if index.short[i]:
+                continue
             score = min(s / 100, FUZZY_CAP)
             if said_numbers and said_numbers != index.numbers[i]:
                 score *= OTHER_NUMBER  # "button 250" is not "Button 20"
@@ -170,6 +182,7 @@ class _Names:
         self.position = {k: i for i, k in enumerate(keys)}
         self.sounds = [sound_key(k) for k in keys]
         self.numbers = [_numbers(k) for k in keys]
+        self.short = [len(k.replace(" ", "")) <= SHORT_NAME for k in keys]
         self.by_word: dict[str, set[int]] = {}
         for i, k in enumerate(keys):
             for w in k.split():

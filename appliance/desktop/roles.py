@@ -60,6 +60,23 @@ SCAN_ITEM_ROLES = ITEM_ROLES - {"menu item"}
 SCAN_TEXT_ROLES = TEXT_ROLES - {"paragraph"}
 """Offered typing in the scan menu; a paragraph is read, not typed into."""
 
+SCAN_ROLES = (
+    PRESSABLE_ROLES | SCAN_TOGGLE_ROLES | SCAN_ITEM_ROLES | NUMBER_ROLES | SCAN_TEXT_ROLES
+    | CHOICE_ROLES
+)
+"""What a person can act on by switch or by number: the controls scanning and numbers offer."""
+
+DOCUMENT_ROLES = frozenset(
+    {"document web", "document text", "document frame", "document email", "article"}
+)
+"""Whose text, read in order, is what a page or a letter says."""
+
+PROSE_ROLES = frozenset(
+    {"paragraph", "heading", "static", "label", "text", "document text", "caption",
+     "block quote", "list item", "section", "entry", "link"}
+)
+"""Elements whose name or value is text to read out, inside a document or a display."""
+
 NAMED_BY_CONTENT_ROLES = frozenset(
     {"list item", "page tab", "table cell", "menu item", "push button", "toggle button",
      "tree item", "link", "check box", "radio button"}

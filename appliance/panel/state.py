@@ -32,6 +32,15 @@ class Bounds(BaseModel):
     height: int = Field(ge=0)
 
 
+class Badge(BaseModel):
+    """A number drawn beside a control ("show numbers") or in a grid cell ("show grid")."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int = Field(ge=1)
+    bounds: Bounds
+
+
 class PanelState(BaseModel):
     """One full picture of the panel: never a diff, so a restarted panel is right at once."""
 
@@ -45,3 +54,7 @@ class PanelState(BaseModel):
     journal: str = Field(
         default="", description="the journal's head (count:link) a caregiver can note as a witness"
     )
+    badges: tuple[Badge, ...] = Field(
+        default=(), description="numbers beside the controls, or in the grid's cells"
+    )
+    grid: Bounds | None = Field(default=None, description="the area the pointer grid divides")

@@ -21,6 +21,7 @@ from gi.repository import (  # type: ignore[import-untyped,import-not-found,unus
     Gtk as _Gtk,
 )
 
+from appliance.panel.grid import Grid  # noqa: E402
 from appliance.panel.state import MODE_TEXT, Bounds, PanelState  # noqa: E402
 
 Gdk: Any = _Gdk
@@ -32,6 +33,11 @@ WIDTH, HEIGHT, MARGIN = 470, 300, 8
 FRAME_THICKNESS = 8
 FRAME_COLOUR = (255, 176, 0)
 """Amber: reads on light and dark windows alike, and is no theme's selection colour."""
+BADGE_COLOUR = (255, 230, 0)
+"""Yellow under black digits: the strongest contrast that still reads as a label, not a frame."""
+BADGE_HEIGHT = 36
+BADGE_DIGIT_WIDTH = 16
+GRID_THICKNESS = 3
 
 MODE_COLOUR = {
     "idle": "#ffffff",
@@ -50,7 +56,10 @@ CSS = b"""
 .appliance-panel .said { font-size: 28px; }
 .appliance-panel .journal { font-size: 16px; color: #c8c8c8; }
 .appliance-frame { background-color: #%02x%02x%02x; }
-""" % FRAME_COLOUR
+.appliance-badge { background-color: #%02x%02x%02x; border: 2px solid #000000; }
+.appliance-badge label { color: #000000; font-family: "DejaVu Sans", sans-serif;
+                         font-size: 24px; font-weight: bold; }
+""" % (*FRAME_COLOUR, *BADGE_COLOUR)
 
 
 def _label(css_class: str, lines: int) -> Any:
@@ -117,6 +126,78 @@ class Frame:
             bar.get_window().raise_()
 
 
+def badge_rect(b: Bounds, digits: int, screen: tuple[int, int]) -> tuple[int, int, int, int]:
+    """(x, y, width, height) of a badge: above the control's top-left corner, else left of it,
+    else inside that corner; never over the control's middle, where a click lands."""
+    w, h = BADGE_DIGIT_WIDTH * digits + 12, BADGE_HEIGHT
+    if b.y - h >= 0:
+        x, y = b.x, b.y - h
+    elif b.x - w >= 0:
+        x, y = b.x - w, b.y
+    else:
+        x, y = b.x, b.y
+    width, height = screen
+    return min(max(x, 0), width - w), min(max(y, 0), height - h), w, h
+
+
+def grid_rects(area: Bounds, thickness: int) -> list[tuple[int, int, int, int]]:
+    """(x, y, width, height) of the lines that cut `area` into the grid's cells: the outline
+    and the inner lines, each centred on a cell edge."""
+    grid = Grid(area.x, area.y, area.width, area.height)
+    xs = sorted({c.x for c in grid.cells()} | {area.x + area.width})
+    ys = sorted({c.y for c in grid.cells()} | {area.y + area.height})
+    half = thickness // 2
+    vertical = [(x - half, area.y, thickness, area.height) for x in xs]
+    horizontal = [(area.x, y - half, area.width, thickness) for y in ys]
+    return vertical + horizontal
+
+
+def grid_labels(area: Bounds) -> list[tuple[int, int, int, int]]:
+    """Where each cell's number goes, 1 to 9: inside its top-left corner, clear of the middle
+    that a click on the cell lands in."""
+    grid = Grid(area.x, area.y, area.width, area.height)
+    return [
+        (c.x + GRID_THICKNESS, c.y + GRID_THICKNESS, BADGE_DIGIT_WIDTH + 12, BADGE_HEIGHT)
+        for c in grid.cells()
+    ]
+
+
+class Popups:
+    """Override-redirect popups made on demand and kept for reuse: no WM places or focuses
+    them, and the adapter leaves the panel's program out of every snapshot."""
+
+    def __init__(self, css_class: str, labelled: bool) -> None:
+        self.css_class, self.labelled = css_class, labelled
+        self.windows: list[Any] = []
+        self.labels: list[Any] = []
+
+    def show(self, rects: list[tuple[int, int, int, int]], texts: list[str] | None = None) -> None:
+        while len(self.windows) < len(rects):
+            win = Gtk.Window(type=Gtk.WindowType.POPUP)
+            win.get_style_context().add_class(self.css_class)
+            win.set_accept_focus(False)
+            label = Gtk.Label()
+            if self.labelled:
+                win.add(label)
+            self.windows.append(win)
+            self.labels.append(label)
+        for i, win in enumerate(self.windows):
+            if i >= len(rects):
+                win.hide()
+                continue
+            x, y, w, h = rects[i]
+            if texts is not None:
+                self.labels[i].set_text(texts[i])
+            win.set_size_request(max(1, w), max(1, h))
+            win.resize(max(1, w), max(1, h))
+            win.move(x, y)
+            win.show_all()
+            win.get_window().raise_()
+
+    def shown(self) -> list[Any]:
+        return [w for w in self.windows if w.get_visible()]
+
+
 class PanelWindow:
     """The status box: mode, the offered item, what was heard and what was said back."""
 
@@ -152,6 +233,8 @@ class PanelWindow:
             box.pack_start(label, False, False, 0)
         self.window = win
         self.frame = Frame()
+        self.badges = Popups("appliance-badge", labelled=True)
+        self.grid_lines = Popups("appliance-frame", labelled=False)
         self.state = PanelState()
         win.show_all()
         self._place()
@@ -183,13 +266,27 @@ class PanelWindow:
         self.journal.set_text(state.journal)
         self.journal.set_visible(bool(state.journal))
         self.frame.show(state.highlight)
+        self._show_numbers(state)
         gdk_window = self.window.get_window()
         if gdk_window is not None:
             gdk_window.raise_()  # keep_above needs a WM; without one, raising is what works
 
+    def _show_numbers(self, state: PanelState) -> None:
+        root = Gdk.get_default_root_window()
+        screen = (root.get_width(), root.get_height())
+        rects = [badge_rect(b.bounds, len(str(b.number)), screen) for b in state.badges]
+        texts = [str(b.number) for b in state.badges]
+        if state.grid is not None:
+            cells = grid_labels(state.grid)
+            rects += cells
+            texts += [str(n) for n in range(1, len(cells) + 1)]
+        self.badges.show(rects, texts)
+        self.grid_lines.show(grid_rects(state.grid, GRID_THICKNESS) if state.grid else [])
+
     def windows(self) -> list[Any]:
-        """The panel and the frame's bars that are on screen now."""
-        return [self.window, *(bar for bar in self.frame.bars if bar.get_visible())]
+        """The panel and the frame's bars, badges and grid lines that are on screen now."""
+        bars = [bar for bar in self.frame.bars if bar.get_visible()]
+        return [self.window, *bars, *self.badges.shown(), *self.grid_lines.shown()]
 
 
 def when_painted(windows: list[Any], then: Callable[[], None]) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from appliance.desktop import roles
+from appliance.desktop.actionable import actionable
 from appliance.desktop.model import Node, Snapshot
 from appliance.intents.levels import stepped_value
 from appliance.intents.model import (
@@ -29,15 +30,6 @@ from appliance.panel.state import Bounds
 TOGGLE_ROLES = roles.SCAN_TOGGLE_ROLES
 ITEM_ROLES = roles.SCAN_ITEM_ROLES
 TEXT_ROLES = roles.SCAN_TEXT_ROLES
-ACTIONABLE = (
-    roles.PRESSABLE_ROLES
-    | TOGGLE_ROLES
-    | ITEM_ROLES
-    | roles.NUMBER_ROLES
-    | TEXT_ROLES
-    | roles.CHOICE_ROLES
-)
-
 Command = Literal["talk", "stop", "back"]
 
 
@@ -103,21 +95,6 @@ def options_menu(question: str, options: Iterable[str]) -> Menu:
     """The answers to "Did you mean A or B?", then Cancel."""
     items = tuple(MenuItem(o, intent=Select(target=o, words=o), words=o) for o in options)
     return Menu(question, (*items, CANCEL))
-
-
-def actionable(snapshot: Snapshot) -> list[Node]:
-    """Controls of the active window a press can act on: named, visible, enabled; a combo box's
-    own choices are offered through the combo box, not on their own."""
-    window = snapshot.in_active_window()
-    by_id = {n.id: n for n in window}
-    out = []
-    for node in window:
-        if node.role not in ACTIONABLE or not node.name or not node.visible or not node.enabled:
-            continue
-        if _inside_choice(node, by_id):
-            continue
-        out.append(node)
-    return out
 
 
 def element_item(node: Node, snapshot: Snapshot) -> MenuItem:
@@ -201,15 +178,6 @@ def _number_menu(node: Node) -> Menu:
 
 def _number(value: object) -> str:
     return f"{value:g}" if isinstance(value, int | float) else str(value or "")
-
-
-def _inside_choice(node: Node, by_id: dict[str, Node]) -> bool:
-    parent = by_id.get(node.parent_id) if node.parent_id else None
-    while parent is not None:
-        if parent.role in roles.CHOICE_ROLES:
-            return True
-        parent = by_id.get(parent.parent_id) if parent.parent_id else None
-    return False
 
 
 def _descendants(node: Node, snapshot: Snapshot) -> list[Node]:

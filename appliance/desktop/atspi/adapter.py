@@ -20,6 +20,7 @@ from appliance.desktop.atspi.bus import PROPERTIES, A11yBus, BusError, Ref
 from appliance.desktop.atspi.gi_modules import GLib
 from appliance.desktop.atspi.launcher import Launcher, bus_pid, deadline_after
 from appliance.desktop.atspi.screen import AppView, Screen, element_state, wait_until
+from appliance.desktop.atspi.synth import SyntheticInput
 from appliance.desktop.atspi.tree import (
     ACTION,
     COMPONENT,
@@ -39,11 +40,9 @@ from appliance.desktop.model import (
     Snapshot,
 )
 from appliance.desktop.roles import SECRET_ROLES, SELECTABLE_ROLES, TOGGLE_ROLES
-from appliance.desktop.uinput.keymap import parse_chord
+from appliance.desktop.uinput.keymap import parse_chord, text_strokes
 
 PREFERRED_ACTIONS = ("click", "press", "activate", "toggle", "switch", "jump", "select")
-KEY_SYM, LOCK_MODS, UNLOCK_MODS = 3, 5, 6
-DEC = ("org.a11y.atspi.Registry", "/org/a11y/atspi/registry/deviceeventcontroller")
 SCROLL_KEYS = {"up": "Page_Up", "down": "Page_Down", "left": "Left", "right": "Right"}
 
 
@@ -75,6 +74,7 @@ class AtspiDesktop:
         self._keyboard: Any = None
         self._pointer: Any = None
         self._uinput = use_uinput
+        self._synth = SyntheticInput(bus)
 
     # -- the protocol --------------------------------------------------------------------
 
@@ -180,9 +180,10 @@ class AtspiDesktop:
             return self._result(before, after, ok, detail)
         if "Component" in t.raw.interfaces:
             x, y, w, h = self._call(t, COMPONENT, "GetExtents", GLib.Variant("(u)", (0,)))
-            self._pointer_device().click(x + w // 2, y + h // 2)
+            pointer, via = self._clicks()
+            pointer.click(x + w // 2, y + h // 2)
             after = self._states(t.view, [t.node_id])
-            return self._result(before, after, True, "clicked", via="uinput")
+            return self._result(before, after, True, "clicked", via=via)
         raise DesktopError(f"{t.raw.name or 'That element'} can't be pressed.")
 
     def _focus(self, t: Target) -> ActionResult:
@@ -230,36 +231,62 @@ class AtspiDesktop:
             return self._result(before, after, ok, detail)
 
     def _type_by_keys(self, t: Target, text: str) -> ActionResult:
-        keyboard = self._keyboard_device()
+        """No EditableText (most web fields): focus it, go to the end (focusing selects all, and
+        a key would replace it), type key by key, then read it back."""
+        secret = t.raw.role in SECRET_ROLES
+        old = "" if secret else str(t.raw.value or "")
+        insert = (" " if old and not old.endswith(" ") else "") + text
+        text_strokes(insert)  # a character that cannot be typed stops it before any key
+        keys, via = self._keys()
         before = self._states(t.view, [t.node_id])
         if "Component" in t.raw.interfaces:
             self._call(t, COMPONENT, "GrabFocus")
-        keyboard.type(text)
-        after = self._states(t.view, [t.node_id])
-        return self._result(before, after, True, "typed", via="uinput")
+        keys.press("ctrl+End")
+        keys.type(insert)
+        if secret or "Text" not in t.raw.interfaces:
+            after = self._states(t.view, [t.node_id])
+            return self._result(before, after, True, f"typed by keys ({via})", via=via)
+        want = old + insert
+        after = self._settle(t.view, [t.node_id], lambda a: a[t.node_id].value == want)
+        value = str(after[t.node_id].value or "")
+        ok = value == want
+        seen = f"typing did not arrive: the field says {value!r}"
+        return self._result(before, after, ok, f"typed by keys ({via})" if ok else seen, via=via)
 
     def _press_key(self, chord: str) -> ActionResult:
-        stroke = parse_chord(chord)  # an unknown key is an error before anything is pressed
+        parse_chord(chord)  # an unknown key is an error before anything is pressed
+        self.snapshot()  # the windows' states as they are now
+        if not self._window_has_focus():
+            raise DesktopError(f"No window has the focus, so {chord} would go nowhere.")
+        keys, via = self._keys()
+        keys.press(chord)
+        return self._result({}, {}, True, f"pressed {chord}", via=via)
+
+    def _window_has_focus(self) -> bool:
+        return any(
+            "active" in state_names(view.tree.nodes[ref].states)
+            for view in self.screen.apps.values()
+            for ref in view.tree.windows
+            if ref in view.tree.nodes
+        )
+
+    def _keys(self) -> tuple[Any, str]:
+        """uinput's keyboard, else the registry's synthetic keys (no uinput here)."""
         if self._uinput:
             try:
-                self._keyboard_device().press(chord)
-                return self._result({}, {}, True, f"pressed {chord}", via="uinput")
+                return self._keyboard_device(), "uinput"
             except DesktopError:
-                self._uinput = False  # no uinput here: the registry's synthetic keys instead
-        try:
-            if stroke.mask:
-                self.bus.call(DEC, "org.a11y.atspi.DeviceEventController",
-                              "GenerateKeyboardEvent",
-                              GLib.Variant("(isu)", (stroke.mask, "", LOCK_MODS)))
-            self.bus.call(DEC, "org.a11y.atspi.DeviceEventController", "GenerateKeyboardEvent",
-                          GLib.Variant("(isu)", (stroke.keysym, "", KEY_SYM)))
-            if stroke.mask:
-                self.bus.call(DEC, "org.a11y.atspi.DeviceEventController",
-                              "GenerateKeyboardEvent",
-                              GLib.Variant("(isu)", (stroke.mask, "", UNLOCK_MODS)))
-        except BusError:
-            raise DesktopError(f"I could not press {chord}.") from None
-        return self._result({}, {}, True, f"pressed {chord}")
+                self._uinput = False
+        return self._synth, "atspi"
+
+    def _clicks(self) -> tuple[Any, str]:
+        """uinput's pointer, else the registry's synthetic clicks."""
+        if self._uinput:
+            try:
+                return self._pointer_device(), "uinput"
+            except DesktopError:
+                self._uinput = False
+        return self._synth, "atspi"
 
     def _keyboard_device(self) -> Any:
         if self._keyboard is None:

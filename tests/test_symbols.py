@@ -1,0 +1,74 @@
+"""Buttons named by a symbol are said by its name: resolved against a calculator's keypad the
+way GNOME Calculator and KCalc label theirs (+ − × ÷ = . % M+ x²)."""
+
+from __future__ import annotations
+
+import pytest
+
+from appliance.desktop.model import Node, Snapshot
+from appliance.desktop.resolve import find_targets, name_key
+from appliance.intents.model import Activate
+from appliance.policy.validator import CONFIRM_BELOW, validate
+from appliance.settings import Settings
+from appliance.words.symbols import spelled_symbols
+
+KEYPAD = ["7", "8", "9", "÷", "4", "5", "6", "×", "1", "2", "3", "−", "0", ".", "=", "+",
+          "MC", "MR", "M+", "M−", "C", "AC", "%", "x²", "Add", "⌫"]
+
+
+@pytest.fixture(scope="module")
+def keypad() -> Snapshot:
+    nodes = tuple(Node(id=str(i), role="push button", name=n, app="calc", window="Calc")
+                  for i, n in enumerate(KEYPAD))
+    return Snapshot(nodes=nodes, active_app="calc", active_window="Calc")
+
+
+@pytest.mark.parametrize(("said", "button"), [
+    ("plus", "+"), ("minus", "−"), ("times", "×"), ("multiply", "×"), ("divide", "÷"),
+    ("divided by", "÷"), ("equals", "="), ("equal", "="), ("point", "."), ("dot", "."),
+    ("percent", "%"), ("the plus button", "+"), ("m plus", "M+"), ("memory plus", "M+"),
+    ("memory recall", "MR"), ("clear", "C"), ("all clear", "AC"), ("x squared", "x²"),
+    ("backspace", "⌫"), ("seven", "7"),
+])
+def test_a_symbol_is_said_by_its_name(keypad: Snapshot, said: str, button: str) -> None:
+    found = find_targets(said, keypad)
+    assert found[0].node.name == button and found[0].score == 1.0
+    assert all(m.score < 1.0 for m in found[1:]), "a second exact match would need a question"
+
+
+def test_a_name_said_as_it_is_wins_over_a_symbol_it_could_stand_for(keypad: Snapshot) -> None:
+    assert [m.node.name for m in find_targets("add", keypad) if m.score == 1.0] == ["Add"]
+
+
+@pytest.mark.parametrize(("name", "key"), [
+    ("e-mail", "e mail"), ("3.5", "3 5"), ("Inbox - Mail", "inbox mail"), ("1/x", "1 x"),
+    ("Close ✕", "close"), ("50%", "50 percent"), ("+/-", "plus minus"), ("M−", "m minus"),
+])
+def test_a_symbol_inside_a_word_or_between_words_stays_punctuation(name: str, key: str) -> None:
+    assert name_key(name) == key
+
+
+def test_text_without_symbols_is_left_as_it_is() -> None:
+    assert spelled_symbols("Send message") == "Send message"
+
+
+MEMORY_KEYS = ["MC", "MR", "MS", "M+", "M−", "C", "CE", "±", "Backspace"]
+
+
+@pytest.mark.parametrize("said", ["times", "miss", "emcee", "mister", "see", "multiply"])
+def test_a_near_miss_never_lands_on_a_two_letter_button(said: str) -> None:
+    nodes = tuple(Node(id=str(i), role="push button", name=n, app="calc", window="Calc")
+                  for i, n in enumerate(MEMORY_KEYS))
+    snap = Snapshot(nodes=nodes, active_app="calc", active_window="Calc")
+    assert not [m.node.name for m in find_targets(said, snap) if len(m.node.name) <= 2
+                and m.score >= CONFIRM_BELOW]
+    assert validate(Activate(target=said, words=f"press {said}"), snap, Settings()).outcome in (
+        "reject", "clarify", "confirm")
+
+
+def test_an_operator_word_on_two_names_is_a_question_not_a_press() -> None:
+    nodes = tuple(Node(id=str(i), role="push button", name=n, app="calc", window="Calc")
+                  for i, n in enumerate(MEMORY_KEYS))
+    snap = Snapshot(nodes=nodes, active_app="calc", active_window="Calc")
+    verdict = validate(Activate(target="minus", words="press minus"), snap, Settings())
+    assert verdict.outcome == "clarify" and set(verdict.options) == {"M−", "±"}
