@@ -30,17 +30,12 @@ from appliance.intents.planner import Plan, Planner
 from appliance.journal.application import CONFLICT_ATTEMPTS, Journal, JournalConflict
 from appliance.journal.owners import performing, still_acting, this_process
 from appliance.limits import MAX_VALUE_CHARS, clip, was_cut
+from appliance.policy.recheck import recheck_step
 from appliance.policy.validator import (
     CONFIRM_BELOW,
     HIDDEN_WORDS,
-    REJECT_BELOW,
-    UNSURE,
-    Ambiguous,
-    Rejected,
     ResolvedStep,
     Verdict,
-    resolve_step,
-    scrubbed,
     validate,
 )
 from appliance.replies import confirmation, declined, did, verb
@@ -396,7 +391,7 @@ class Session:
                 prompt = confirmation(verdict)
                 return self._ask(turn, report, prompt, 0)
             case _:
-                return self._act(turn, report, verdict, verdict.steps, start=0, snapshot=snapshot)
+                return self._act(turn, report, verdict, start=0, snapshot=snapshot)
 
     def _ask(
         self,
@@ -463,9 +458,7 @@ class Session:
             return self._finish(pending, report, Outcome.rejected, verdict.reasons[0])
         if verdict.outcome not in ("execute", "confirm"):
             return self._finish(pending, report, Outcome.rejected, "That can't be done now.")
-        return self._act(
-            pending, report, verdict, verdict.steps, start=pending.resume_step, confirmed=True
-        )
+        return self._act(pending, report, verdict, start=pending.resume_step, confirmed=True)
 
     # -- acting ------------------------------------------------------------------------
 
@@ -474,40 +467,26 @@ class Session:
         turn: Turn,
         report: TurnReport,
         verdict: Verdict,
-        steps: tuple[ResolvedStep, ...],
         start: int,
         confirmed: bool = False,
         snapshot: Snapshot | None = None,
     ) -> TurnReport:
+        """Perform the verdict's steps from `start`; each later one is checked again first."""
         done: list[str] = []
-        settings = self._settings
-        for i in range(start, len(steps)):
-            step = steps[i]
+        for i in range(start, len(verdict.steps)):
+            step = verdict.steps[i]
             if i > start or step.deferred or snapshot is None:
                 # Earlier steps may have changed the screen: check this one against it afresh.
                 snapshot = self.desktop.snapshot()
-                try:
-                    step, score = resolve_step(step.intent, snapshot, settings)
-                    if score < REJECT_BELOW:
-                        raise Rejected(f"I can't find {getattr(step.intent, 'target', '')}.")
-                except (Rejected, Ambiguous) as e:
-                    why = scrubbed(str(e), step.intent, snapshot) if i in verdict.hidden else str(e)
-                    turn.validated("reject", step.risk.value, [why], step=i)
-                    return self._finish(turn, report, Outcome.failed, " ".join([*done, why]))
-                unsure = score < CONFIRM_BELOW and not confirmed
-                if unsure:
-                    turn.validated("confirm", step.risk.value, [UNSURE], step=i)
-                    question = Verdict("confirm", step.risk, (UNSURE,), (step,))
-                    prompt = " ".join([*done, confirmation(question)])
-                    return self._ask(turn, report, prompt, i)
-                if step.risk.rank > verdict.risk.rank and not confirmed:
-                    if step.risk.value == "destructive" and not settings.allow_destructive:
-                        msg = "The next step could delete something, so I stopped."
-                        turn.validated("reject", step.risk.value, [msg], step=i)
-                        return self._finish(turn, report, Outcome.rejected, " ".join([*done, msg]))
-                    turn.validated("confirm", step.risk.value, ["risk found mid-way"], step=i)
-                    prompt = " ".join([*done, confirmation(verdict, (step,))])
-                    return self._ask(turn, report, prompt, i)
+                check = recheck_step(verdict, i, snapshot, self._settings, confirmed)
+                step = check.step
+                if check.decision != "run":
+                    turn.validated(check.validated, step.risk.value, [check.reason], step=i)
+                    if check.question is not None:
+                        prompt = " ".join([*done, confirmation(check.question)])
+                        return self._ask(turn, report, prompt, i)
+                    stop = Outcome.failed if check.decision == "failed" else Outcome.rejected
+                    return self._finish(turn, report, stop, " ".join([*done, check.reason]))
             failure = self._perform(turn, i, step, snapshot, i in verdict.hidden)
             if failure:
                 return self._finish(turn, report, Outcome.failed, " ".join([*done, failure]))
