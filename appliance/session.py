@@ -22,14 +22,13 @@ from appliance.desktop.model import (
     DesktopError,
     ElementState,
     Snapshot,
-    shown_value,
 )
 from appliance.desktop.resolve import best_name
 from appliance.intents.model import Intent, Read, Sequence, Step, dump_intent, parse_intent
 from appliance.intents.planner import Plan, Planner
 from appliance.journal.application import CONFLICT_ATTEMPTS, Journal, JournalConflict
 from appliance.journal.owners import performing, still_acting, this_process
-from appliance.limits import MAX_VALUE_CHARS, clip, was_cut
+from appliance.limits import was_cut
 from appliance.policy.recheck import recheck_step
 from appliance.policy.validator import (
     CONFIRM_BELOW,
@@ -38,6 +37,7 @@ from appliance.policy.validator import (
     Verdict,
     validate,
 )
+from appliance.recorded import state_json
 from appliance.replies import confirmation, declined, did, verb
 from appliance.settings import Settings
 from appliance.turn import Outcome, Turn
@@ -69,37 +69,6 @@ class TurnReport:
             "expects_answer": self.expects_answer,
             "notices": self.notices,
         }
-
-
-def state_json(
-    states: dict[str, ElementState], snapshot: Snapshot, hidden: bool = False
-) -> dict[str, Any]:
-    """Element states as journal data, with role and name; secret values are redacted, and so
-    is every value a hidden step touched (it may hold the words that were hidden)."""
-    out: dict[str, Any] = {}
-    for key, s in states.items():
-        node = snapshot.node(key)
-        value = clip(s.value, MAX_VALUE_CHARS) if isinstance(s.value, str) else s.value
-        if hidden and value:
-            value = REDACTED
-        out[key] = {
-            "role": node.role if node else ("application" if key.startswith("app:") else None),
-            "name": node.name if node else key.removeprefix("app:"),
-            "value": shown_value(node.role if node else None, value),
-            "states": sorted(s.states),
-            "activations": s.activations,
-            "running": s.running,
-        }
-    return out
-
-
-def state_from_json(data: dict[str, Any]) -> ElementState:
-    return ElementState(
-        value=data["value"],
-        states=frozenset(data["states"]),
-        activations=data["activations"],
-        running=data["running"],
-    )
 
 
 class Session:
@@ -563,26 +532,26 @@ class Session:
         target = stack[0]
         restore: dict[str, ElementState] = {}
         for step in reversed(target.steps):
-            for key, data in step["result_before"].items():
-                if data["value"] == REDACTED:
+            for key, state in (step.result_before or {}).items():
+                if state.value == REDACTED:
                     return self._finish(
                         turn,
                         report,
                         Outcome.rejected,
-                        f"I can't put back the hidden value of {step['target']}.",
+                        f"I can't put back the hidden value of {step.target}.",
                     )
-                if was_cut(data["value"]):  # only its start was kept: putting it back loses text
+                if was_cut(state.value):  # only its start was kept: putting it back loses text
                     return self._finish(
-                        turn, report, Outcome.rejected, f"{step['target']} is too long to put back."
+                        turn, report, Outcome.rejected, f"{step.target} is too long to put back."
                     )
-                restore[key] = state_from_json(data)
+                restore[key] = state.as_state()
         changed = self._changed_since(target, snapshot)
         if changed:
             return self._finish(
                 turn, report, Outcome.rejected, f"{changed} has changed since, so I left it alone."
             )
         action = Action(kind="restore", restore=restore)
-        names = ", ".join(dict.fromkeys(s["target"] for s in target.steps))
+        names = ", ".join(dict.fromkeys(s.target for s in target.steps))
         restoring = action.model_dump(mode="json", exclude_none=True)
         self._perform_on(turn)
         turn.start_action(0, restoring, names, {}, owner=str(this_process()))
@@ -627,18 +596,17 @@ class Session:
     def _changed_since(self, target: Turn, snapshot: Snapshot) -> str:
         """The name of an element that no longer looks the way the turn left it, if any."""
         for step in target.steps:
-            for key, after in step["after"].items():
-                key = str(key)
+            for key, after in (step.after or {}).items():
                 if key.startswith("app:"):
                     running = key[4:] in snapshot.applications
-                    if running != after["running"]:
+                    if running != after.running:
                         return key[4:]
                     continue
                 node = snapshot.node(key)
-                if node is None or node.name != after.get("name", node.name):
-                    return str(after.get("name") or step["target"])  # gone, or ids moved
-                if after["value"] != REDACTED and (
-                    node.value != after["value"] or sorted(node.states) != after["states"]
+                if node is None or node.name != after.name:
+                    return after.name or step.target  # gone, or ids moved
+                if after.value != REDACTED and (
+                    node.value != after.value or node.states != after.states
                 ):
                     return node.name
         return ""
@@ -659,7 +627,7 @@ class Session:
         for turn in self._recent:
             if turn.confirmed_by or turn.modified_on < since:
                 continue
-            count += sum(1 for s in turn.steps if "after" in s)
+            count += sum(1 for s in turn.steps if s.done)
         return count
 
 
@@ -681,15 +649,12 @@ def _abandoned(turn: Turn) -> bool:
     """An action without an outcome whose process (or session) can no longer record one."""
     if not turn.in_flight:
         return False
-    return not still_acting(turn.steps[-1].get("owner", ""), turn.id, turn.modified_on)
+    return not still_acting(turn.steps[-1].owner, turn.id, turn.modified_on)
 
 
 def _interrupt(turn: Turn) -> None:
     step = turn.steps[-1]
-    notice = (
-        f"I was interrupted while doing {step['target'] or step['action']['kind']}. "
-        "Please check it."
-    )
+    notice = f"I was interrupted while doing {step.target or step.action.kind}. Please check it."
     turn.interrupt()
     turn.spoke(text=notice, timings={})
     turn.end(Outcome.interrupted)

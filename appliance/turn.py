@@ -14,6 +14,7 @@ from typing import Any
 from eventsourcing.domain import Aggregate, event
 
 from appliance.intents.model import UNDOABLE_KINDS
+from appliance.recorded import StepRecord
 
 
 class Phase(StrEnum):
@@ -65,7 +66,7 @@ class Turn(Aggregate):
         self.resume_step = 0
         self.options: list[str] = []
         self.confirmed_by = ""
-        self.steps: list[dict[str, Any]] = []
+        self.steps: list[StepRecord] = []
         self.spoken: list[str] = []
         self.undone_by = ""
         self.outcome = ""
@@ -212,9 +213,7 @@ class Turn(Aggregate):
         before: dict[str, Any],
         owner: str = "",  # a default: events stored before owners were recorded still load
     ) -> None:
-        self.steps.append(
-            {"step": step, "action": action, "target": target, "before": before, "owner": owner}
-        )
+        self.steps.append(StepRecord.started(step, action, target, before, owner))
         self.phase = Phase.acting
 
     def action_succeeded(
@@ -227,7 +226,7 @@ class Turn(Aggregate):
     def _action_succeeded(
         self, before: dict[str, Any], after: dict[str, Any], verified: bool, via: str
     ) -> None:
-        self.steps[-1].update(result_before=before, after=after, verified=verified, via=via)
+        self.steps[-1] = self.steps[-1].succeeded(before, after, verified, via)
         self.phase = Phase.acted
 
     def action_failed(self, error: str) -> None:
@@ -236,7 +235,7 @@ class Turn(Aggregate):
 
     @event("ActionFailed")
     def _action_failed(self, error: str) -> None:
-        self.steps[-1]["error"] = error
+        self.steps[-1] = self.steps[-1].failed(error)
         self.outcome = Outcome.failed
         self.phase = Phase.acted
 
@@ -247,7 +246,7 @@ class Turn(Aggregate):
 
     @event("Interrupted")
     def _interrupted(self) -> None:
-        self.steps[-1]["error"] = "interrupted"
+        self.steps[-1] = self.steps[-1].failed("interrupted")
         self.outcome = Outcome.interrupted
         self.phase = Phase.acted
 
@@ -292,12 +291,12 @@ class Turn(Aggregate):
 
     @property
     def undoable(self) -> bool:
-        done = [s for s in self.steps if "after" in s]
+        done = [s for s in self.steps if s.done]
         return (
             self.outcome == Outcome.executed
             and not self.undone_by
             and bool(done)
-            and all(s["action"]["kind"] in UNDOABLE_KINDS for s in done)
+            and all(s.action.kind in UNDOABLE_KINDS for s in done)
         )
 
     @property

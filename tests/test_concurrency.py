@@ -572,7 +572,7 @@ def test_an_action_stored_before_owners_loads_and_is_left_for_the_lease(tmp_path
             (json.dumps(data).encode(),),
         )
     loaded = Journal(store).turn(turn.id)
-    assert loaded.in_flight and loaded.steps[-1]["owner"] == ""
+    assert loaded.in_flight and loaded.steps[-1].owner == ""
     assert _process(store).recover() == []  # began just now: its process may be running
 
 
