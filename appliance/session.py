@@ -43,16 +43,17 @@ from appliance.settings import Settings
 from appliance.turn import Outcome, Turn
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TurnReport:
-    """What one utterance led to; the CLI's `--json` object."""
+    """What one utterance led to; the CLI's `--json` object. `decision` is the turn's
+    `Outcome`, filled in as the turn ends or asks."""
 
     transcript: str
     intent: dict[str, Any] | None
-    decision: str
-    reasons: list[str]
-    spoken: str
     turn_id: str
+    decision: str = ""
+    reasons: list[str] = field(default_factory=list)
+    spoken: str = ""
     planner: str = ""
     expects_answer: bool = False
     notices: list[str] = field(default_factory=list)
@@ -267,7 +268,7 @@ class Session:
         if pending.transcripts[0] == HIDDEN_WORDS:
             if not self._claim(pending):
                 return None
-            report = TurnReport(text, None, "", [], "", pending.id.hex)
+            report = TurnReport(transcript=text, intent=None, turn_id=pending.id.hex)
             return self._finish(pending, report, Outcome.rejected, FORGOTTEN)
         others = set(pending.options) - {choice}
         narrowed = snapshot.model_copy(
@@ -281,7 +282,11 @@ class Session:
         if not self._claim(pending):
             return None
         report = TurnReport(
-            text, intent_json, "", list(verdict.reasons), "", pending.id.hex, planner=plan.planner
+            transcript=text,
+            intent=intent_json,
+            reasons=list(verdict.reasons),
+            turn_id=pending.id.hex,
+            planner=plan.planner,
         )
         if verdict.outcome == "clarify":  # still not clear: don't ask the same thing forever
             return self._finish(pending, report, Outcome.rejected, "Sorry, I still can't tell.")
@@ -329,12 +334,10 @@ class Session:
         )
         turn.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
         report = TurnReport(
-            transcript,
-            intent_json,
-            "",
-            list(verdict.reasons),
-            "",
-            turn.id.hex,
+            transcript=transcript,
+            intent=intent_json,
+            reasons=list(verdict.reasons),
+            turn_id=turn.id.hex,
             planner=plan.planner,
         )
         return self._decide(turn, report, verdict, snapshot)
@@ -406,7 +409,9 @@ class Session:
         pending.planned(
             answer, plan.planner, plan.model, round(plan.latency_ms, 3), list(plan.notes)
         )
-        report = TurnReport(text, answer, "", [], "", pending.id.hex, planner=plan.planner)
+        report = TurnReport(
+            transcript=text, intent=answer, turn_id=pending.id.hex, planner=plan.planner
+        )
         original = _stored_intent(pending)
         if not yes:
             pending.decline(by=by)

@@ -50,7 +50,8 @@ UNSURE = "unsure what was meant"
 HIDDEN_WORDS = f"{REDACTED} (typed into a hidden field)"
 """What is journaled and printed instead of an utterance that carried a secret."""
 
-Outcome = Literal["execute", "confirm", "reject", "clarify", "answer", "control"]
+Decision = Literal["execute", "confirm", "reject", "clarify", "answer", "control"]
+"""What the validator decides (`Validated.decision`); what came of the turn is `turn.Outcome`."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ class Verdict:
     """What may happen with a proposal. `hidden`: the steps whose words must never leave the
     turn (the journal, printouts, prompts, replies); `shown_*` give what may."""
 
-    outcome: Outcome
+    outcome: Decision
     risk: Risk = Risk.harmless
     reasons: tuple[str, ...] = ()
     steps: tuple[ResolvedStep, ...] = ()
@@ -232,7 +233,7 @@ def _judge(
         reasons.append(UNSURE)
     if recent_unconfirmed >= settings.max_unconfirmed_per_minute:
         reasons.append("many actions in the last minute")
-    outcome: Outcome = "confirm" if reasons else "execute"
+    outcome: Decision = "confirm" if reasons else "execute"
     return Verdict(outcome, risk=risk, reasons=tuple(reasons), steps=tuple(steps), intent=intent)
 
 
