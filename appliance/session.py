@@ -404,11 +404,9 @@ class Session:
         by: str = "voice",
     ) -> TurnReport | None:
         """None when another process answered, declined or timed out the question first."""
-        pending.heard(text, *heard)
         answer = dump_intent(plan.intent) if plan.intent else None
-        pending.planned(
-            answer, plan.planner, plan.model, round(plan.latency_ms, 3), list(plan.notes)
-        )
+        latency = round(plan.latency_ms, 3)
+        pending.answer(text, *heard, answer, plan.planner, plan.model, latency, list(plan.notes))
         report = TurnReport(
             transcript=text, intent=answer, turn_id=pending.id.hex, planner=plan.planner
         )

@@ -164,6 +164,41 @@ class Turn(Aggregate):
         self.options = []
         self.phase = Phase.planned
 
+    def answer(
+        self,
+        transcript: str,
+        engine: str,
+        confidence: float | None,
+        timings: dict[str, float],
+        intent: dict[str, Any] | None,
+        planner: str,
+        model: str,
+        latency_ms: float,
+        notes: list[str] | None = None,
+    ) -> None:
+        """What was heard as the answer to a yes/no question and what the planner made of it;
+        `confirm` or `decline` follows. (Journals from before this event hold a `Heard` and a
+        `Planned` here instead: both still fold to the same turn.)"""
+        self._require(Phase.awaiting_confirmation)
+        self._answered(
+            transcript, engine, confidence, timings, intent, planner, model, latency_ms, notes or []
+        )
+
+    @event("Answered")
+    def _answered(
+        self,
+        transcript: str,
+        engine: str,
+        confidence: float | None,
+        timings: dict[str, float],
+        intent: dict[str, Any] | None,
+        planner: str,
+        model: str,
+        latency_ms: float,
+        notes: list[str],
+    ) -> None:
+        self.transcripts.append(transcript)
+
     def confirm(self, by: str) -> None:
         self._require(Phase.awaiting_confirmation)
         self._confirmed(by)
