@@ -28,6 +28,7 @@ from appliance.intents.model import Intent, Read, Sequence, Step, dump_intent, p
 from appliance.intents.planner import Plan, Planner
 from appliance.journal.application import CONFLICT_ATTEMPTS, Journal, JournalConflict
 from appliance.journal.owners import performing, still_acting, this_process
+from appliance.journal.projections import history, unconfirmed_actions
 from appliance.limits import was_cut
 from appliance.policy.recheck import recheck_step
 from appliance.policy.validator import (
@@ -187,7 +188,7 @@ class Session:
         pending = self._open_question(notices)
 
         if chosen is None:
-            plan = self.planner.plan(text, snapshot, self._history())
+            plan = self.planner.plan(text, snapshot, history(self._recent))
         else:
             plan = Plan(intent=chosen, planner=trigger)
         notices.extend(plan.notes)
@@ -205,6 +206,11 @@ class Session:
             assert report is not None  # without a question there is no race to lose
         report.notices = notices + report.notices
         return report
+
+    def _unconfirmed(self) -> int:
+        """Actions done without a yes in the last minute (the rate limit's count)."""
+        since = datetime.fromtimestamp(self.clock(), UTC) - timedelta(minutes=1)
+        return unconfirmed_actions(self._recent, since)
 
     def _open_question(self, notices: list[str]) -> Turn | None:
         """The question waiting for an answer, if any; one whose wait is over is timed out."""
@@ -275,7 +281,7 @@ class Session:
             update={"nodes": tuple(n for n in snapshot.nodes if n.name not in others)}
         )
         plan = self.planner.plan(pending.transcripts[0], narrowed)
-        verdict = validate(plan.intent, snapshot, self._settings, self._recent_unconfirmed())
+        verdict = validate(plan.intent, snapshot, self._settings, self._unconfirmed())
         intent_json = _shown_json(verdict)
         pending.clarify(choice, intent_json)
         pending.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
@@ -323,7 +329,7 @@ class Session:
         heard_clearly: bool,
     ) -> TurnReport:
         verdict = validate(
-            plan.intent, snapshot, self._settings, self._recent_unconfirmed(), heard_clearly
+            plan.intent, snapshot, self._settings, self._unconfirmed(), heard_clearly
         )
         turn = Turn(trigger=trigger, device=self.device)
         transcript = verdict.shown_words(text, snapshot)
@@ -613,25 +619,6 @@ class Session:
                 ):
                     return node.name
         return ""
-
-    def _history(self, turns: int = 3) -> list[str]:
-        """The last few turns as planners see them, oldest first: what was said, what came of it."""
-        lines = []
-        for turn in reversed(self._recent[:turns]):
-            said = turn.transcripts[0] if turn.transcripts else ""
-            reply = turn.spoken[-1] if turn.spoken else turn.outcome
-            lines.append(f'"{said}" -> {reply}')
-        return lines
-
-    def _recent_unconfirmed(self) -> int:
-        """Actions carried out without a yes in the last minute (for the rate limit)."""
-        since = datetime.fromtimestamp(self.clock(), UTC) - timedelta(minutes=1)
-        count = 0
-        for turn in self._recent:
-            if turn.confirmed_by or turn.modified_on < since:
-                continue
-            count += sum(1 for s in turn.steps if s.done)
-        return count
 
 
 ORDINALS = {
