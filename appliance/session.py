@@ -15,7 +15,6 @@ from uuid import UUID
 
 from appliance.desktop.describe import describe_element, describe_screen, describe_selection
 from appliance.desktop.model import (
-    REDACTED,
     Action,
     ActionResult,
     Desktop,
@@ -29,7 +28,6 @@ from appliance.intents.planner import Plan, Planner
 from appliance.journal.application import CONFLICT_ATTEMPTS, Journal, JournalConflict
 from appliance.journal.owners import performing, still_acting, this_process
 from appliance.journal.projections import history, unconfirmed_actions
-from appliance.limits import was_cut
 from appliance.policy.recheck import recheck_step
 from appliance.policy.validator import (
     CONFIRM_BELOW,
@@ -42,6 +40,7 @@ from appliance.recorded import state_json
 from appliance.replies import confirmation, declined, did, verb
 from appliance.settings import Settings
 from appliance.turn import Outcome, Turn
+from appliance.undo import changed_since, restore_action
 
 
 @dataclass(kw_only=True)
@@ -465,21 +464,16 @@ class Session:
                         return self._ask(turn, report, prompt, i)
                     stop = Outcome.failed if check.decision == "failed" else Outcome.rejected
                     return self._finish(turn, report, stop, " ".join([*done, check.reason]))
-            failure = self._perform(turn, i, step, snapshot, i in verdict.hidden)
+            failure = self._perform_step(turn, i, step, snapshot, i in verdict.hidden)
             if failure:
                 return self._finish(turn, report, Outcome.failed, " ".join([*done, failure]))
             done.append(did(step, i in verdict.hidden))
         return self._finish(turn, report, Outcome.executed, " ".join(done))
 
-    def _perform_on(self, turn: Turn) -> None:
-        """Tell this process's other sessions that the turn's action is under way here."""
-        performing(turn.id, busy=True)
-        self._performing.append(turn.id)
-
-    def _perform(
+    def _perform_step(
         self, turn: Turn, index: int, step: ResolvedStep, snapshot: Snapshot, hidden: bool
     ) -> str:
-        """Write-ahead, act, record the outcome. Returns what to say on failure, else ''.
+        """One step of a plan. Returns what to say on failure, else ''.
         `hidden`: the step's words must not leave the turn, nor the values it changed."""
         action = step.action
         assert action is not None
@@ -493,7 +487,37 @@ class Session:
         )
         shown = action.redacted() if hidden or step.secret else action
         target = node.name if node else (action.target or action.key or action.direction or "")
-        self._perform_on(turn)
+
+        def unverified(result: ActionResult) -> str:
+            observed = state_json(result.after, snapshot, hidden)
+            return f"not verified; observed {observed} {result.detail}".strip()
+
+        done = self._perform(
+            turn, index, action, shown, target, before, snapshot, hidden, unverified
+        )
+        if isinstance(done, DesktopError):
+            return f"I couldn't {_what(step)}: {done}"
+        if not done.verified:
+            return f"I tried to {_what(step)}, but it didn't take effect."
+        return ""
+
+    def _perform(
+        self,
+        turn: Turn,
+        index: int,
+        action: Action,
+        shown: Action,
+        target: str,
+        before: dict[str, Any],
+        snapshot: Snapshot,
+        hidden: bool,
+        unverified: Callable[[ActionResult], str],
+    ) -> ActionResult | DesktopError:
+        """Write-ahead, act, verify, record the outcome: every action, a plan's step or an undo.
+        `shown` is the action as journaled; `unverified` says what a result that did not take
+        shows. Returns the result (recorded as failed unless verified) or the desktop's error."""
+        performing(turn.id, busy=True)  # this process's other sessions leave the turn alone
+        self._performing.append(turn.id)
         turn.start_action(
             index,
             shown.model_dump(mode="json", exclude_none=True),
@@ -506,18 +530,17 @@ class Session:
             result = self.desktop.perform(action)
         except DesktopError as e:
             turn.action_failed(str(e))
-            return f"I couldn't {_what(step)}: {e}"
+            return e
         if not result.verified:
-            observed = state_json(result.after, snapshot, hidden)
-            turn.action_failed(f"not verified; observed {observed} {result.detail}".strip())
-            return f"I tried to {_what(step)}, but it didn't take effect."
+            turn.action_failed(unverified(result))
+            return result
         turn.action_succeeded(
             state_json(result.before, snapshot, hidden),
             state_json(result.after, snapshot, hidden),
             result.verified,
             result.via,
         )
-        return ""
+        return result
 
     # -- undo and cancel ---------------------------------------------------------------
 
@@ -539,48 +562,26 @@ class Session:
         if not stack:
             return self._finish(turn, report, Outcome.rejected, "There's nothing to undo.")
         target = stack[0]
-        restore: dict[str, ElementState] = {}
-        for step in reversed(target.steps):
-            for key, state in (step.result_before or {}).items():
-                if state.value == REDACTED:
-                    return self._finish(
-                        turn,
-                        report,
-                        Outcome.rejected,
-                        f"I can't put back the hidden value of {step.target}.",
-                    )
-                if was_cut(state.value):  # only its start was kept: putting it back loses text
-                    return self._finish(
-                        turn, report, Outcome.rejected, f"{step.target} is too long to put back."
-                    )
-                restore[key] = state.as_state()
-        changed = self._changed_since(target, snapshot)
+        action = restore_action(target)
+        if isinstance(action, str):
+            return self._finish(turn, report, Outcome.rejected, action)
+        changed = changed_since(target, snapshot)
         if changed:
             return self._finish(
                 turn, report, Outcome.rejected, f"{changed} has changed since, so I left it alone."
             )
-        action = Action(kind="restore", restore=restore)
         names = ", ".join(dict.fromkeys(s.target for s in target.steps))
-        restoring = action.model_dump(mode="json", exclude_none=True)
-        self._perform_on(turn)
-        turn.start_action(0, restoring, names, {}, owner=str(this_process()))
-        self.journal.record(turn)
-        try:
-            result: ActionResult = self.desktop.perform(action)
-        except DesktopError as e:
-            turn.action_failed(str(e))
-            return self._finish(turn, report, Outcome.failed, f"I couldn't undo that: {e}")
-        if not result.verified:
-            turn.action_failed(f"undo not verified: {result.detail}".strip())
+
+        def unverified(result: ActionResult) -> str:
+            return f"undo not verified: {result.detail}".strip()
+
+        done = self._perform(turn, 0, action, action, names, {}, snapshot, False, unverified)
+        if isinstance(done, DesktopError):
+            return self._finish(turn, report, Outcome.failed, f"I couldn't undo that: {done}")
+        if not done.verified:
             return self._finish(
                 turn, report, Outcome.failed, "I tried to undo that, but it didn't take."
             )
-        turn.action_succeeded(
-            state_json(result.before, snapshot),
-            state_json(result.after, snapshot),
-            result.verified,
-            result.via,
-        )
         self._record_undone(turn, target)
         return self._finish(
             turn, report, Outcome.undone, f"Undone: {target.spoken[-1] if target.spoken else names}"
@@ -601,24 +602,6 @@ class Session:
                 continue
             return
         self.journal.record(turn)
-
-    def _changed_since(self, target: Turn, snapshot: Snapshot) -> str:
-        """The name of an element that no longer looks the way the turn left it, if any."""
-        for step in target.steps:
-            for key, after in (step.after or {}).items():
-                if key.startswith("app:"):
-                    running = key[4:] in snapshot.applications
-                    if running != after.running:
-                        return key[4:]
-                    continue
-                node = snapshot.node(key)
-                if node is None or node.name != after.name:
-                    return after.name or step.target  # gone, or ids moved
-                if after.value != REDACTED and (
-                    node.value != after.value or node.states != after.states
-                ):
-                    return node.name
-        return ""
 
 
 ORDINALS = {
