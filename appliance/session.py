@@ -13,7 +13,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID
 
-from appliance.desktop.describe import describe_element, describe_screen, describe_selection
 from appliance.desktop.model import (
     Action,
     ActionResult,
@@ -22,22 +21,16 @@ from appliance.desktop.model import (
     ElementState,
     Snapshot,
 )
-from appliance.desktop.resolve import best_name
-from appliance.intents.model import Intent, Read, Sequence, Step, dump_intent, parse_intent
+from appliance.intents.model import Intent, dump_intent
 from appliance.intents.planner import Plan, Planner
 from appliance.journal.application import CONFLICT_ATTEMPTS, Journal, JournalConflict
 from appliance.journal.owners import performing, still_acting, this_process
 from appliance.journal.projections import history, unconfirmed_actions
 from appliance.policy.recheck import recheck_step
-from appliance.policy.validator import (
-    CONFIRM_BELOW,
-    HIDDEN_WORDS,
-    ResolvedStep,
-    Verdict,
-    validate,
-)
+from appliance.policy.validator import HIDDEN_WORDS, ResolvedStep, Verdict, validate
+from appliance.questions import FORGOTTEN, first_step, pick_option, stored_intent
 from appliance.recorded import state_json
-from appliance.replies import confirmation, declined, did, verb
+from appliance.replies import answer_text, confirmation, declined, did, verb
 from appliance.settings import Settings
 from appliance.turn import Outcome, Turn
 from appliance.undo import changed_since, restore_action
@@ -361,7 +354,7 @@ class Session:
                 report.expects_answer = True  # twins we can't tell apart by name
                 return self._finish(turn, report, Outcome.clarify, verdict.reasons[0])
             case "answer":
-                return self._finish(turn, report, Outcome.answered, _answer_text(verdict, snapshot))
+                return self._finish(turn, report, Outcome.answered, answer_text(verdict, snapshot))
             case "control":
                 return self._control(turn, report, verdict, snapshot)
             case "confirm":
@@ -415,12 +408,12 @@ class Session:
         report = TurnReport(
             transcript=text, intent=answer, turn_id=pending.id.hex, planner=plan.planner
         )
-        original = _stored_intent(pending)
+        original = stored_intent(pending)
         if not yes:
             pending.decline(by=by)
             if not self._claim(pending):
                 return None
-            first = _first_step(original)
+            first = first_step(original)
             return self._finish(pending, report, Outcome.cancelled, declined(first))
         pending.confirm(by=by)
         if not self._claim(pending):
@@ -496,9 +489,9 @@ class Session:
             turn, index, action, shown, target, before, snapshot, hidden, unverified
         )
         if isinstance(done, DesktopError):
-            return f"I couldn't {_what(step)}: {done}"
+            return f"I couldn't {verb(step.intent)}: {done}"
         if not done.verified:
-            return f"I tried to {_what(step)}, but it didn't take effect."
+            return f"I tried to {verb(step.intent)}, but it didn't take effect."
         return ""
 
     def _perform(
@@ -604,20 +597,6 @@ class Session:
         self.journal.record(turn)
 
 
-ORDINALS = {
-    "first": 0,
-    "one": 0,
-    "1": 0,
-    "second": 1,
-    "two": 1,
-    "2": 1,
-    "third": 2,
-    "three": 2,
-    "3": 2,
-    "last": -1,
-}
-
-
 def _abandoned(turn: Turn) -> bool:
     """An action without an outcome whose process (or session) can no longer record one."""
     if not turn.in_flight:
@@ -642,58 +621,7 @@ def _replace(question: Turn) -> None:
     question.end(Outcome.cancelled)
 
 
-def pick_option(answer: str, options: list[str]) -> str | None:
-    """Which option an answer names: "Radio 4", "radio four", "the second one"."""
-    found = best_name(answer, options)
-    if found and found[1] == 1.0:
-        return found[0]
-    for word in answer.casefold().replace("-", " ").split():
-        if word in ORDINALS and ORDINALS[word] < len(options):
-            return options[ORDINALS[word]]
-    return found[0] if found and found[1] >= CONFIRM_BELOW else None
-
-
-FORGOTTEN = "I didn't keep what was hidden. Please say it again."
-
-
 def _shown_json(verdict: Verdict) -> dict[str, Any] | None:
     """The intent as journal and report data: the words of every secret step hidden."""
     intent = verdict.shown_intent()
     return dump_intent(intent) if intent is not None else None
-
-
-def _stored_intent(turn: Turn) -> Intent | None:
-    """The journaled intent, to carry on after a yes; None when a step still to run lost what
-    it needs to the redaction (typed words were never stored, so they cannot be typed)."""
-    if turn.intent is None:
-        return None
-    intent = parse_intent(turn.intent)
-    if any(i >= turn.resume_step for i in intent.lost_steps()):
-        return None
-    return intent
-
-
-def _first_step(intent: Intent | None) -> Step | None:
-    if isinstance(intent, Sequence):
-        return intent.steps[0]
-    if intent is None or intent.intent in ("undo", "cancel", "confirm", "deny", "clarify"):
-        return None
-    return intent  # type: ignore[return-value]
-
-
-def _what(step: ResolvedStep) -> str:
-    return verb(step.intent)
-
-
-def _answer_text(verdict: Verdict, snapshot: Snapshot) -> str:
-    parts = []
-    for step in verdict.steps:
-        read = step.intent
-        assert isinstance(read, Read)
-        if step.node is not None:
-            parts.append(describe_element(step.node))
-        elif read.what == "selection":
-            parts.append(describe_selection(snapshot))
-        else:
-            parts.append(describe_screen(snapshot))
-    return " ".join(parts)
