@@ -24,8 +24,17 @@ from appliance.desktop.model import (
 from appliance.intents.model import Intent, dump_intent
 from appliance.intents.planner import Plan, Planner
 from appliance.journal.application import CONFLICT_ATTEMPTS, Journal, JournalConflict
-from appliance.journal.owners import performing, still_acting, this_process
+from appliance.journal.owners import performing, this_process
 from appliance.journal.projections import history, unconfirmed_actions
+from appliance.journal.shared import (
+    abandoned,
+    change_shared,
+    interrupt,
+    is_open,
+    record_undone,
+    replace_question,
+    time_out,
+)
 from appliance.policy.recheck import recheck_step
 from appliance.policy.validator import HIDDEN_WORDS, ResolvedStep, Verdict, validate
 from appliance.questions import FORGOTTEN, first_step, pick_option, stored_intent
@@ -97,32 +106,10 @@ class Session:
         """
         notices = []
         for turn in self.journal.in_flight_turns(recent):
-            marked = self._change_shared(turn, _abandoned, _interrupt)
+            marked = change_shared(self.journal, turn, abandoned, interrupt)
             if marked is not None:
                 notices.append(marked.spoken[-1])
         return notices
-
-    def _change_shared(
-        self, turn: Turn, applies: Callable[[Turn], bool], change: Callable[[Turn], None]
-    ) -> Turn | None:
-        """Record `change` on a turn other processes may be changing too; returns the turn
-        changed, or None if it no longer `applies` (another process answered, ended or marked
-        it first).
-
-        On a version conflict the turn is read again and the change decided afresh, so the
-        other process's events stand and nothing is said for a change that was not made.
-        """
-        for _attempt in range(CONFLICT_ATTEMPTS):
-            if not applies(turn):
-                return None
-            change(turn)
-            try:
-                self.journal.record(turn)
-            except JournalConflict:
-                turn = self.journal.turn(turn.id)
-                continue
-            return turn
-        return None
 
     # -- one utterance -----------------------------------------------------------------
 
@@ -210,7 +197,7 @@ class Session:
         for older in questions[1:]:
             # Asked while the newest one was (two processes at once): the newest replaced it,
             # as any new command replaces an open question. Else it would wait for ever.
-            self._change_shared(older, _open, _replace)
+            change_shared(self.journal, older, is_open, replace_question)
         pending = questions[0] if questions else None
         if pending is not None and self.clock() > pending.expires_at:
             notice = self._expire(pending)
@@ -240,7 +227,7 @@ class Session:
             by = trigger  # "voice", "text" (typed), "switch": how the answer came
             return self._answer(pending, text, plan, kind == "confirm", heard, by)
         if pending is not None:  # a new command replaces the open question
-            self._change_shared(pending, _open, _replace)
+            change_shared(self.journal, pending, is_open, replace_question)
         return self._new_turn(text, trigger, plan, snapshot, heard, heard_clearly)
 
     def _claim(self, pending: Turn) -> bool:
@@ -274,7 +261,7 @@ class Session:
         )
         plan = self.planner.plan(pending.transcripts[0], narrowed)
         verdict = validate(plan.intent, snapshot, self._settings, self._unconfirmed())
-        intent_json = _shown_json(verdict)
+        intent_json = verdict.shown_json()
         pending.clarify(choice, intent_json)
         pending.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
         if not self._claim(pending):
@@ -300,14 +287,10 @@ class Session:
     def _expire(self, pending: Turn) -> str | None:
         """Time the question out, unless another process answered or ended it meanwhile."""
 
-        def time_out(question: Turn) -> None:
-            question.time_out()
-            question.end(Outcome.timed_out)
-
         def due(question: Turn) -> bool:
             return question.pending and self.clock() > question.expires_at
 
-        if self._change_shared(pending, due, time_out) is None:
+        if change_shared(self.journal, pending, due, time_out) is None:
             return None
         return "The earlier question timed out, so I did nothing."
 
@@ -326,7 +309,7 @@ class Session:
         turn = Turn(trigger=trigger, device=self.device)
         transcript = verdict.shown_words(text, snapshot)
         turn.heard(transcript, *heard)
-        intent_json = _shown_json(verdict)
+        intent_json = verdict.shown_json()
         turn.planned(
             intent_json, plan.planner, plan.model, round(plan.latency_ms, 3), list(plan.notes)
         )
@@ -575,53 +558,7 @@ class Session:
             return self._finish(
                 turn, report, Outcome.failed, "I tried to undo that, but it didn't take."
             )
-        self._record_undone(turn, target)
+        record_undone(self.journal, turn, target)
         return self._finish(
             turn, report, Outcome.undone, f"Undone: {target.spoken[-1] if target.spoken else names}"
         )
-
-    def _record_undone(self, turn: Turn, target: Turn) -> None:
-        """The undo's outcome, then Undone, in one transaction. Another process may have undone
-        the same turn meanwhile (restoring the same before-state): then only the outcome."""
-        for _attempt in range(CONFLICT_ATTEMPTS):
-            if target.undoable:
-                target.mark_undone(by_turn=turn.id.hex, outcome="restored")
-            try:
-                self.journal.record(turn, target)
-            except JournalConflict as e:
-                if turn.id in e.aggregate_ids:
-                    raise
-                target = self.journal.turn(target.id)  # `turn` kept its events
-                continue
-            return
-        self.journal.record(turn)
-
-
-def _abandoned(turn: Turn) -> bool:
-    """An action without an outcome whose process (or session) can no longer record one."""
-    if not turn.in_flight:
-        return False
-    return not still_acting(turn.steps[-1].owner, turn.id, turn.modified_on)
-
-
-def _interrupt(turn: Turn) -> None:
-    step = turn.steps[-1]
-    notice = f"I was interrupted while doing {step.target or step.action.kind}. Please check it."
-    turn.interrupt()
-    turn.spoke(text=notice, timings={})
-    turn.end(Outcome.interrupted)
-
-
-def _open(turn: Turn) -> bool:
-    return turn.pending
-
-
-def _replace(question: Turn) -> None:
-    question.decline(by="new command")
-    question.end(Outcome.cancelled)
-
-
-def _shown_json(verdict: Verdict) -> dict[str, Any] | None:
-    """The intent as journal and report data: the words of every secret step hidden."""
-    intent = verdict.shown_intent()
-    return dump_intent(intent) if intent is not None else None

@@ -36,6 +36,7 @@ from appliance.intents.model import (
     SetValue,
     Step,
     TypeText,
+    dump_intent,
     parse_intent,
 )
 from appliance.policy.risk import highest, risk_of_chord, risk_of_element, risk_of_name
@@ -93,6 +94,11 @@ class Verdict:
         hidden = self.hidden | {i for i, s in enumerate(self.steps) if s.secret}
         names = {i: s.node.name for i, s in enumerate(self.steps) if s.node is not None}
         return self.intent.redacted(hidden, names)
+
+    def shown_json(self) -> dict[str, Any] | None:
+        """`shown_intent` as journal and report data."""
+        intent = self.shown_intent()
+        return dump_intent(intent) if intent is not None else None
 
     def shown_words(self, words: str, snapshot: Snapshot | None = None) -> str:
         """What the person said, as it may be journaled or printed: hidden when the plan
