@@ -164,28 +164,8 @@ class Turn(Aggregate):
         self.options = []
         self.phase = Phase.planned
 
-    def answer(
-        self,
-        transcript: str,
-        engine: str,
-        confidence: float | None,
-        timings: dict[str, float],
-        intent: dict[str, Any] | None,
-        planner: str,
-        model: str,
-        latency_ms: float,
-        notes: list[str] | None = None,
-    ) -> None:
-        """What was heard as the answer to a yes/no question and what the planner made of it;
-        `confirm` or `decline` follows. (Journals from before this event hold a `Heard` and a
-        `Planned` here instead: both still fold to the same turn.)"""
-        self._require(Phase.awaiting_confirmation)
-        self._answered(
-            transcript, engine, confidence, timings, intent, planner, model, latency_ms, notes or []
-        )
-
     @event("Answered")
-    def _answered(
+    def answer(
         self,
         transcript: str,
         engine: str,
@@ -197,6 +177,13 @@ class Turn(Aggregate):
         latency_ms: float,
         notes: list[str],
     ) -> None:
+        """What was heard as the answer to a yes/no question and what the planner made of it;
+        `confirm` or `decline` follows. (Journals from before this event hold a `Heard` and a
+        `Planned` here instead: both still fold to the same turn.)"""
+        # The guard may sit in the event itself: eventsourcing applies an event before the
+        # version moves, so a refused answer leaves nothing behind, and a stored one was
+        # recorded while its question was open, so replaying it passes.
+        self._require(Phase.awaiting_confirmation)
         self.transcripts.append(transcript)
 
     def confirm(self, by: str) -> None:
