@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from appliance.desktop.model import Risk
+from appliance.desktop.describe import describe_element, describe_screen, describe_selection
+from appliance.desktop.model import Risk, Snapshot
 from appliance.desktop.roles import BUTTON_ROLES, TEXT_ROLES
 from appliance.intents.model import (
     Activate,
     Focus,
     OpenApp,
     PressKey,
+    Read,
     Scroll,
     Select,
     SetValue,
@@ -127,3 +129,18 @@ def _unnamed(step: Step) -> Step:
 
 def declined(intent_step: Step | None) -> str:
     return f"Okay, I won't {verb(intent_step)}." if intent_step else "Okay, cancelled."
+
+
+def answer_text(verdict: Verdict, snapshot: Snapshot) -> str:
+    """The answer to a question about the screen: each element, the selection or the screen."""
+    parts = []
+    for step in verdict.steps:
+        read = step.intent
+        assert isinstance(read, Read)
+        if step.node is not None:
+            parts.append(describe_element(step.node))
+        elif read.what == "selection":
+            parts.append(describe_selection(snapshot))
+        else:
+            parts.append(describe_screen(snapshot))
+    return " ".join(parts)

@@ -13,51 +13,49 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID
 
-from appliance.desktop.describe import describe_element, describe_screen, describe_selection
 from appliance.desktop.model import (
-    REDACTED,
     Action,
     ActionResult,
     Desktop,
     DesktopError,
     ElementState,
     Snapshot,
-    shown_value,
 )
-from appliance.desktop.resolve import best_name
-from appliance.intents.model import Intent, Read, Sequence, Step, dump_intent, parse_intent
+from appliance.intents.model import Intent, dump_intent
 from appliance.intents.planner import Plan, Planner
 from appliance.journal.application import CONFLICT_ATTEMPTS, Journal, JournalConflict
-from appliance.journal.owners import performing, still_acting, this_process
-from appliance.limits import MAX_VALUE_CHARS, clip, was_cut
-from appliance.policy.validator import (
-    CONFIRM_BELOW,
-    HIDDEN_WORDS,
-    REJECT_BELOW,
-    UNSURE,
-    Ambiguous,
-    Rejected,
-    ResolvedStep,
-    Verdict,
-    resolve_step,
-    scrubbed,
-    validate,
+from appliance.journal.owners import performing, this_process
+from appliance.journal.projections import history, unconfirmed_actions
+from appliance.journal.shared import (
+    abandoned,
+    change_shared,
+    interrupt,
+    is_open,
+    record_undone,
+    replace_question,
+    time_out,
 )
-from appliance.replies import confirmation, declined, did, verb
+from appliance.policy.recheck import recheck_step
+from appliance.policy.validator import HIDDEN_WORDS, ResolvedStep, Verdict, validate
+from appliance.questions import FORGOTTEN, first_step, pick_option, stored_intent
+from appliance.recorded import state_json
+from appliance.replies import answer_text, confirmation, declined, did, verb
 from appliance.settings import Settings
 from appliance.turn import Outcome, Turn
+from appliance.undo import changed_since, restore_action
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TurnReport:
-    """What one utterance led to; the CLI's `--json` object."""
+    """What one utterance led to; the CLI's `--json` object. `decision` is the turn's
+    `Outcome`, filled in as the turn ends or asks."""
 
     transcript: str
     intent: dict[str, Any] | None
-    decision: str
-    reasons: list[str]
-    spoken: str
     turn_id: str
+    decision: str = ""
+    reasons: list[str] = field(default_factory=list)
+    spoken: str = ""
     planner: str = ""
     expects_answer: bool = False
     notices: list[str] = field(default_factory=list)
@@ -74,37 +72,6 @@ class TurnReport:
             "expects_answer": self.expects_answer,
             "notices": self.notices,
         }
-
-
-def state_json(
-    states: dict[str, ElementState], snapshot: Snapshot, hidden: bool = False
-) -> dict[str, Any]:
-    """Element states as journal data, with role and name; secret values are redacted, and so
-    is every value a hidden step touched (it may hold the words that were hidden)."""
-    out: dict[str, Any] = {}
-    for key, s in states.items():
-        node = snapshot.node(key)
-        value = clip(s.value, MAX_VALUE_CHARS) if isinstance(s.value, str) else s.value
-        if hidden and value:
-            value = REDACTED
-        out[key] = {
-            "role": node.role if node else ("application" if key.startswith("app:") else None),
-            "name": node.name if node else key.removeprefix("app:"),
-            "value": shown_value(node.role if node else None, value),
-            "states": sorted(s.states),
-            "activations": s.activations,
-            "running": s.running,
-        }
-    return out
-
-
-def state_from_json(data: dict[str, Any]) -> ElementState:
-    return ElementState(
-        value=data["value"],
-        states=frozenset(data["states"]),
-        activations=data["activations"],
-        running=data["running"],
-    )
 
 
 class Session:
@@ -139,32 +106,10 @@ class Session:
         """
         notices = []
         for turn in self.journal.in_flight_turns(recent):
-            marked = self._change_shared(turn, _abandoned, _interrupt)
+            marked = change_shared(self.journal, turn, abandoned, interrupt)
             if marked is not None:
                 notices.append(marked.spoken[-1])
         return notices
-
-    def _change_shared(
-        self, turn: Turn, applies: Callable[[Turn], bool], change: Callable[[Turn], None]
-    ) -> Turn | None:
-        """Record `change` on a turn other processes may be changing too; returns the turn
-        changed, or None if it no longer `applies` (another process answered, ended or marked
-        it first).
-
-        On a version conflict the turn is read again and the change decided afresh, so the
-        other process's events stand and nothing is said for a change that was not made.
-        """
-        for _attempt in range(CONFLICT_ATTEMPTS):
-            if not applies(turn):
-                return None
-            change(turn)
-            try:
-                self.journal.record(turn)
-            except JournalConflict:
-                turn = self.journal.turn(turn.id)
-                continue
-            return turn
-        return None
 
     # -- one utterance -----------------------------------------------------------------
 
@@ -222,7 +167,7 @@ class Session:
         pending = self._open_question(notices)
 
         if chosen is None:
-            plan = self.planner.plan(text, snapshot, self._history())
+            plan = self.planner.plan(text, snapshot, history(self._recent))
         else:
             plan = Plan(intent=chosen, planner=trigger)
         notices.extend(plan.notes)
@@ -241,13 +186,18 @@ class Session:
         report.notices = notices + report.notices
         return report
 
+    def _unconfirmed(self) -> int:
+        """Actions done without a yes in the last minute (the rate limit's count)."""
+        since = datetime.fromtimestamp(self.clock(), UTC) - timedelta(minutes=1)
+        return unconfirmed_actions(self._recent, since)
+
     def _open_question(self, notices: list[str]) -> Turn | None:
         """The question waiting for an answer, if any; one whose wait is over is timed out."""
         questions = self.journal.open_questions(self._recent)
         for older in questions[1:]:
             # Asked while the newest one was (two processes at once): the newest replaced it,
             # as any new command replaces an open question. Else it would wait for ever.
-            self._change_shared(older, _open, _replace)
+            change_shared(self.journal, older, is_open, replace_question)
         pending = questions[0] if questions else None
         if pending is not None and self.clock() > pending.expires_at:
             notice = self._expire(pending)
@@ -277,7 +227,7 @@ class Session:
             by = trigger  # "voice", "text" (typed), "switch": how the answer came
             return self._answer(pending, text, plan, kind == "confirm", heard, by)
         if pending is not None:  # a new command replaces the open question
-            self._change_shared(pending, _open, _replace)
+            change_shared(self.journal, pending, is_open, replace_question)
         return self._new_turn(text, trigger, plan, snapshot, heard, heard_clearly)
 
     def _claim(self, pending: Turn) -> bool:
@@ -303,21 +253,25 @@ class Session:
         if pending.transcripts[0] == HIDDEN_WORDS:
             if not self._claim(pending):
                 return None
-            report = TurnReport(text, None, "", [], "", pending.id.hex)
+            report = TurnReport(transcript=text, intent=None, turn_id=pending.id.hex)
             return self._finish(pending, report, Outcome.rejected, FORGOTTEN)
         others = set(pending.options) - {choice}
         narrowed = snapshot.model_copy(
             update={"nodes": tuple(n for n in snapshot.nodes if n.name not in others)}
         )
         plan = self.planner.plan(pending.transcripts[0], narrowed)
-        verdict = validate(plan.intent, snapshot, self._settings, self._recent_unconfirmed())
-        intent_json = _shown_json(verdict)
+        verdict = validate(plan.intent, snapshot, self._settings, self._unconfirmed())
+        intent_json = verdict.shown_json()
         pending.clarify(choice, intent_json)
         pending.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
         if not self._claim(pending):
             return None
         report = TurnReport(
-            text, intent_json, "", list(verdict.reasons), "", pending.id.hex, planner=plan.planner
+            transcript=text,
+            intent=intent_json,
+            reasons=list(verdict.reasons),
+            turn_id=pending.id.hex,
+            planner=plan.planner,
         )
         if verdict.outcome == "clarify":  # still not clear: don't ask the same thing forever
             return self._finish(pending, report, Outcome.rejected, "Sorry, I still can't tell.")
@@ -333,14 +287,10 @@ class Session:
     def _expire(self, pending: Turn) -> str | None:
         """Time the question out, unless another process answered or ended it meanwhile."""
 
-        def time_out(question: Turn) -> None:
-            question.time_out()
-            question.end(Outcome.timed_out)
-
         def due(question: Turn) -> bool:
             return question.pending and self.clock() > question.expires_at
 
-        if self._change_shared(pending, due, time_out) is None:
+        if change_shared(self.journal, pending, due, time_out) is None:
             return None
         return "The earlier question timed out, so I did nothing."
 
@@ -354,23 +304,21 @@ class Session:
         heard_clearly: bool,
     ) -> TurnReport:
         verdict = validate(
-            plan.intent, snapshot, self._settings, self._recent_unconfirmed(), heard_clearly
+            plan.intent, snapshot, self._settings, self._unconfirmed(), heard_clearly
         )
         turn = Turn(trigger=trigger, device=self.device)
         transcript = verdict.shown_words(text, snapshot)
         turn.heard(transcript, *heard)
-        intent_json = _shown_json(verdict)
+        intent_json = verdict.shown_json()
         turn.planned(
             intent_json, plan.planner, plan.model, round(plan.latency_ms, 3), list(plan.notes)
         )
         turn.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
         report = TurnReport(
-            transcript,
-            intent_json,
-            "",
-            list(verdict.reasons),
-            "",
-            turn.id.hex,
+            transcript=transcript,
+            intent=intent_json,
+            reasons=list(verdict.reasons),
+            turn_id=turn.id.hex,
             planner=plan.planner,
         )
         return self._decide(turn, report, verdict, snapshot)
@@ -389,14 +337,14 @@ class Session:
                 report.expects_answer = True  # twins we can't tell apart by name
                 return self._finish(turn, report, Outcome.clarify, verdict.reasons[0])
             case "answer":
-                return self._finish(turn, report, Outcome.answered, _answer_text(verdict, snapshot))
+                return self._finish(turn, report, Outcome.answered, answer_text(verdict, snapshot))
             case "control":
                 return self._control(turn, report, verdict, snapshot)
             case "confirm":
                 prompt = confirmation(verdict)
                 return self._ask(turn, report, prompt, 0)
             case _:
-                return self._act(turn, report, verdict, verdict.steps, start=0, snapshot=snapshot)
+                return self._act(turn, report, verdict, start=0, snapshot=snapshot)
 
     def _ask(
         self,
@@ -437,18 +385,18 @@ class Session:
         by: str = "voice",
     ) -> TurnReport | None:
         """None when another process answered, declined or timed out the question first."""
-        pending.heard(text, *heard)
         answer = dump_intent(plan.intent) if plan.intent else None
-        pending.planned(
-            answer, plan.planner, plan.model, round(plan.latency_ms, 3), list(plan.notes)
+        latency = round(plan.latency_ms, 3)
+        pending.answer(text, *heard, answer, plan.planner, plan.model, latency, list(plan.notes))
+        report = TurnReport(
+            transcript=text, intent=answer, turn_id=pending.id.hex, planner=plan.planner
         )
-        report = TurnReport(text, answer, "", [], "", pending.id.hex, planner=plan.planner)
-        original = _stored_intent(pending)
+        original = stored_intent(pending)
         if not yes:
             pending.decline(by=by)
             if not self._claim(pending):
                 return None
-            first = _first_step(original)
+            first = first_step(original)
             return self._finish(pending, report, Outcome.cancelled, declined(first))
         pending.confirm(by=by)
         if not self._claim(pending):
@@ -463,9 +411,7 @@ class Session:
             return self._finish(pending, report, Outcome.rejected, verdict.reasons[0])
         if verdict.outcome not in ("execute", "confirm"):
             return self._finish(pending, report, Outcome.rejected, "That can't be done now.")
-        return self._act(
-            pending, report, verdict, verdict.steps, start=pending.resume_step, confirmed=True
-        )
+        return self._act(pending, report, verdict, start=pending.resume_step, confirmed=True)
 
     # -- acting ------------------------------------------------------------------------
 
@@ -474,55 +420,36 @@ class Session:
         turn: Turn,
         report: TurnReport,
         verdict: Verdict,
-        steps: tuple[ResolvedStep, ...],
         start: int,
         confirmed: bool = False,
         snapshot: Snapshot | None = None,
     ) -> TurnReport:
+        """Perform the verdict's steps from `start`; each later one is checked again first."""
         done: list[str] = []
-        settings = self._settings
-        for i in range(start, len(steps)):
-            step = steps[i]
+        for i in range(start, len(verdict.steps)):
+            step = verdict.steps[i]
             if i > start or step.deferred or snapshot is None:
                 # Earlier steps may have changed the screen: check this one against it afresh.
                 snapshot = self.desktop.snapshot()
-                try:
-                    step, score = resolve_step(step.intent, snapshot, settings)
-                    if score < REJECT_BELOW:
-                        raise Rejected(f"I can't find {getattr(step.intent, 'target', '')}.")
-                except (Rejected, Ambiguous) as e:
-                    why = scrubbed(str(e), step.intent, snapshot) if i in verdict.hidden else str(e)
-                    turn.validated("reject", step.risk.value, [why], step=i)
-                    return self._finish(turn, report, Outcome.failed, " ".join([*done, why]))
-                unsure = score < CONFIRM_BELOW and not confirmed
-                if unsure:
-                    turn.validated("confirm", step.risk.value, [UNSURE], step=i)
-                    question = Verdict("confirm", step.risk, (UNSURE,), (step,))
-                    prompt = " ".join([*done, confirmation(question)])
-                    return self._ask(turn, report, prompt, i)
-                if step.risk.rank > verdict.risk.rank and not confirmed:
-                    if step.risk.value == "destructive" and not settings.allow_destructive:
-                        msg = "The next step could delete something, so I stopped."
-                        turn.validated("reject", step.risk.value, [msg], step=i)
-                        return self._finish(turn, report, Outcome.rejected, " ".join([*done, msg]))
-                    turn.validated("confirm", step.risk.value, ["risk found mid-way"], step=i)
-                    prompt = " ".join([*done, confirmation(verdict, (step,))])
-                    return self._ask(turn, report, prompt, i)
-            failure = self._perform(turn, i, step, snapshot, i in verdict.hidden)
+                check = recheck_step(verdict, i, snapshot, self._settings, confirmed)
+                step = check.step
+                if check.decision != "run":
+                    turn.validated(check.validated, step.risk.value, [check.reason], step=i)
+                    if check.question is not None:
+                        prompt = " ".join([*done, confirmation(check.question)])
+                        return self._ask(turn, report, prompt, i)
+                    stop = Outcome.failed if check.decision == "failed" else Outcome.rejected
+                    return self._finish(turn, report, stop, " ".join([*done, check.reason]))
+            failure = self._perform_step(turn, i, step, snapshot, i in verdict.hidden)
             if failure:
                 return self._finish(turn, report, Outcome.failed, " ".join([*done, failure]))
             done.append(did(step, i in verdict.hidden))
         return self._finish(turn, report, Outcome.executed, " ".join(done))
 
-    def _perform_on(self, turn: Turn) -> None:
-        """Tell this process's other sessions that the turn's action is under way here."""
-        performing(turn.id, busy=True)
-        self._performing.append(turn.id)
-
-    def _perform(
+    def _perform_step(
         self, turn: Turn, index: int, step: ResolvedStep, snapshot: Snapshot, hidden: bool
     ) -> str:
-        """Write-ahead, act, record the outcome. Returns what to say on failure, else ''.
+        """One step of a plan. Returns what to say on failure, else ''.
         `hidden`: the step's words must not leave the turn, nor the values it changed."""
         action = step.action
         assert action is not None
@@ -536,7 +463,37 @@ class Session:
         )
         shown = action.redacted() if hidden or step.secret else action
         target = node.name if node else (action.target or action.key or action.direction or "")
-        self._perform_on(turn)
+
+        def unverified(result: ActionResult) -> str:
+            observed = state_json(result.after, snapshot, hidden)
+            return f"not verified; observed {observed} {result.detail}".strip()
+
+        done = self._perform(
+            turn, index, action, shown, target, before, snapshot, hidden, unverified
+        )
+        if isinstance(done, DesktopError):
+            return f"I couldn't {verb(step.intent)}: {done}"
+        if not done.verified:
+            return f"I tried to {verb(step.intent)}, but it didn't take effect."
+        return ""
+
+    def _perform(
+        self,
+        turn: Turn,
+        index: int,
+        action: Action,
+        shown: Action,
+        target: str,
+        before: dict[str, Any],
+        snapshot: Snapshot,
+        hidden: bool,
+        unverified: Callable[[ActionResult], str],
+    ) -> ActionResult | DesktopError:
+        """Write-ahead, act, verify, record the outcome: every action, a plan's step or an undo.
+        `shown` is the action as journaled; `unverified` says what a result that did not take
+        shows. Returns the result (recorded as failed unless verified) or the desktop's error."""
+        performing(turn.id, busy=True)  # this process's other sessions leave the turn alone
+        self._performing.append(turn.id)
         turn.start_action(
             index,
             shown.model_dump(mode="json", exclude_none=True),
@@ -549,18 +506,17 @@ class Session:
             result = self.desktop.perform(action)
         except DesktopError as e:
             turn.action_failed(str(e))
-            return f"I couldn't {_what(step)}: {e}"
+            return e
         if not result.verified:
-            observed = state_json(result.after, snapshot, hidden)
-            turn.action_failed(f"not verified; observed {observed} {result.detail}".strip())
-            return f"I tried to {_what(step)}, but it didn't take effect."
+            turn.action_failed(unverified(result))
+            return result
         turn.action_succeeded(
             state_json(result.before, snapshot, hidden),
             state_json(result.after, snapshot, hidden),
             result.verified,
             result.via,
         )
-        return ""
+        return result
 
     # -- undo and cancel ---------------------------------------------------------------
 
@@ -582,201 +538,27 @@ class Session:
         if not stack:
             return self._finish(turn, report, Outcome.rejected, "There's nothing to undo.")
         target = stack[0]
-        restore: dict[str, ElementState] = {}
-        for step in reversed(target.steps):
-            for key, data in step["result_before"].items():
-                if data["value"] == REDACTED:
-                    return self._finish(
-                        turn,
-                        report,
-                        Outcome.rejected,
-                        f"I can't put back the hidden value of {step['target']}.",
-                    )
-                if was_cut(data["value"]):  # only its start was kept: putting it back loses text
-                    return self._finish(
-                        turn, report, Outcome.rejected, f"{step['target']} is too long to put back."
-                    )
-                restore[key] = state_from_json(data)
-        changed = self._changed_since(target, snapshot)
+        action = restore_action(target)
+        if isinstance(action, str):
+            return self._finish(turn, report, Outcome.rejected, action)
+        changed = changed_since(target, snapshot)
         if changed:
             return self._finish(
                 turn, report, Outcome.rejected, f"{changed} has changed since, so I left it alone."
             )
-        action = Action(kind="restore", restore=restore)
-        names = ", ".join(dict.fromkeys(s["target"] for s in target.steps))
-        restoring = action.model_dump(mode="json", exclude_none=True)
-        self._perform_on(turn)
-        turn.start_action(0, restoring, names, {}, owner=str(this_process()))
-        self.journal.record(turn)
-        try:
-            result: ActionResult = self.desktop.perform(action)
-        except DesktopError as e:
-            turn.action_failed(str(e))
-            return self._finish(turn, report, Outcome.failed, f"I couldn't undo that: {e}")
-        if not result.verified:
-            turn.action_failed(f"undo not verified: {result.detail}".strip())
+        names = ", ".join(dict.fromkeys(s.target for s in target.steps))
+
+        def unverified(result: ActionResult) -> str:
+            return f"undo not verified: {result.detail}".strip()
+
+        done = self._perform(turn, 0, action, action, names, {}, snapshot, False, unverified)
+        if isinstance(done, DesktopError):
+            return self._finish(turn, report, Outcome.failed, f"I couldn't undo that: {done}")
+        if not done.verified:
             return self._finish(
                 turn, report, Outcome.failed, "I tried to undo that, but it didn't take."
             )
-        turn.action_succeeded(
-            state_json(result.before, snapshot),
-            state_json(result.after, snapshot),
-            result.verified,
-            result.via,
-        )
-        self._record_undone(turn, target)
+        record_undone(self.journal, turn, target)
         return self._finish(
             turn, report, Outcome.undone, f"Undone: {target.spoken[-1] if target.spoken else names}"
         )
-
-    def _record_undone(self, turn: Turn, target: Turn) -> None:
-        """The undo's outcome, then Undone, in one transaction. Another process may have undone
-        the same turn meanwhile (restoring the same before-state): then only the outcome."""
-        for _attempt in range(CONFLICT_ATTEMPTS):
-            if target.undoable:
-                target.mark_undone(by_turn=turn.id.hex, outcome="restored")
-            try:
-                self.journal.record(turn, target)
-            except JournalConflict as e:
-                if turn.id in e.aggregate_ids:
-                    raise
-                target = self.journal.turn(target.id)  # `turn` kept its events
-                continue
-            return
-        self.journal.record(turn)
-
-    def _changed_since(self, target: Turn, snapshot: Snapshot) -> str:
-        """The name of an element that no longer looks the way the turn left it, if any."""
-        for step in target.steps:
-            for key, after in step["after"].items():
-                key = str(key)
-                if key.startswith("app:"):
-                    running = key[4:] in snapshot.applications
-                    if running != after["running"]:
-                        return key[4:]
-                    continue
-                node = snapshot.node(key)
-                if node is None or node.name != after.get("name", node.name):
-                    return str(after.get("name") or step["target"])  # gone, or ids moved
-                if after["value"] != REDACTED and (
-                    node.value != after["value"] or sorted(node.states) != after["states"]
-                ):
-                    return node.name
-        return ""
-
-    def _history(self, turns: int = 3) -> list[str]:
-        """The last few turns as planners see them, oldest first: what was said, what came of it."""
-        lines = []
-        for turn in reversed(self._recent[:turns]):
-            said = turn.transcripts[0] if turn.transcripts else ""
-            reply = turn.spoken[-1] if turn.spoken else turn.outcome
-            lines.append(f'"{said}" -> {reply}')
-        return lines
-
-    def _recent_unconfirmed(self) -> int:
-        """Actions carried out without a yes in the last minute (for the rate limit)."""
-        since = datetime.fromtimestamp(self.clock(), UTC) - timedelta(minutes=1)
-        count = 0
-        for turn in self._recent:
-            if turn.confirmed_by or turn.modified_on < since:
-                continue
-            count += sum(1 for s in turn.steps if "after" in s)
-        return count
-
-
-ORDINALS = {
-    "first": 0,
-    "one": 0,
-    "1": 0,
-    "second": 1,
-    "two": 1,
-    "2": 1,
-    "third": 2,
-    "three": 2,
-    "3": 2,
-    "last": -1,
-}
-
-
-def _abandoned(turn: Turn) -> bool:
-    """An action without an outcome whose process (or session) can no longer record one."""
-    if not turn.in_flight:
-        return False
-    return not still_acting(turn.steps[-1].get("owner", ""), turn.id, turn.modified_on)
-
-
-def _interrupt(turn: Turn) -> None:
-    step = turn.steps[-1]
-    notice = (
-        f"I was interrupted while doing {step['target'] or step['action']['kind']}. "
-        "Please check it."
-    )
-    turn.interrupt()
-    turn.spoke(text=notice, timings={})
-    turn.end(Outcome.interrupted)
-
-
-def _open(turn: Turn) -> bool:
-    return turn.pending
-
-
-def _replace(question: Turn) -> None:
-    question.decline(by="new command")
-    question.end(Outcome.cancelled)
-
-
-def pick_option(answer: str, options: list[str]) -> str | None:
-    """Which option an answer names: "Radio 4", "radio four", "the second one"."""
-    found = best_name(answer, options)
-    if found and found[1] == 1.0:
-        return found[0]
-    for word in answer.casefold().replace("-", " ").split():
-        if word in ORDINALS and ORDINALS[word] < len(options):
-            return options[ORDINALS[word]]
-    return found[0] if found and found[1] >= CONFIRM_BELOW else None
-
-
-FORGOTTEN = "I didn't keep what was hidden. Please say it again."
-
-
-def _shown_json(verdict: Verdict) -> dict[str, Any] | None:
-    """The intent as journal and report data: the words of every secret step hidden."""
-    intent = verdict.shown_intent()
-    return dump_intent(intent) if intent is not None else None
-
-
-def _stored_intent(turn: Turn) -> Intent | None:
-    """The journaled intent, to carry on after a yes; None when a step still to run lost what
-    it needs to the redaction (typed words were never stored, so they cannot be typed)."""
-    if turn.intent is None:
-        return None
-    intent = parse_intent(turn.intent)
-    if any(i >= turn.resume_step for i in intent.lost_steps()):
-        return None
-    return intent
-
-
-def _first_step(intent: Intent | None) -> Step | None:
-    if isinstance(intent, Sequence):
-        return intent.steps[0]
-    if intent is None or intent.intent in ("undo", "cancel", "confirm", "deny", "clarify"):
-        return None
-    return intent  # type: ignore[return-value]
-
-
-def _what(step: ResolvedStep) -> str:
-    return verb(step.intent)
-
-
-def _answer_text(verdict: Verdict, snapshot: Snapshot) -> str:
-    parts = []
-    for step in verdict.steps:
-        read = step.intent
-        assert isinstance(read, Read)
-        if step.node is not None:
-            parts.append(describe_element(step.node))
-        elif read.what == "selection":
-            parts.append(describe_selection(snapshot))
-        else:
-            parts.append(describe_screen(snapshot))
-    return " ".join(parts)

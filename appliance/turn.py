@@ -14,6 +14,7 @@ from typing import Any
 from eventsourcing.domain import Aggregate, event
 
 from appliance.intents.model import UNDOABLE_KINDS
+from appliance.recorded import StepRecord
 
 
 class Phase(StrEnum):
@@ -65,7 +66,7 @@ class Turn(Aggregate):
         self.resume_step = 0
         self.options: list[str] = []
         self.confirmed_by = ""
-        self.steps: list[dict[str, Any]] = []
+        self.steps: list[StepRecord] = []
         self.spoken: list[str] = []
         self.undone_by = ""
         self.outcome = ""
@@ -163,6 +164,28 @@ class Turn(Aggregate):
         self.options = []
         self.phase = Phase.planned
 
+    @event("Answered")
+    def answer(
+        self,
+        transcript: str,
+        engine: str,
+        confidence: float | None,
+        timings: dict[str, float],
+        intent: dict[str, Any] | None,
+        planner: str,
+        model: str,
+        latency_ms: float,
+        notes: list[str],
+    ) -> None:
+        """What was heard as the answer to a yes/no question and what the planner made of it;
+        `confirm` or `decline` follows. (Journals from before this event hold a `Heard` and a
+        `Planned` here instead: both still fold to the same turn.)"""
+        # The guard may sit in the event itself: eventsourcing applies an event before the
+        # version moves, so a refused answer leaves nothing behind, and a stored one was
+        # recorded while its question was open, so replaying it passes.
+        self._require(Phase.awaiting_confirmation)
+        self.transcripts.append(transcript)
+
     def confirm(self, by: str) -> None:
         self._require(Phase.awaiting_confirmation)
         self._confirmed(by)
@@ -212,9 +235,7 @@ class Turn(Aggregate):
         before: dict[str, Any],
         owner: str = "",  # a default: events stored before owners were recorded still load
     ) -> None:
-        self.steps.append(
-            {"step": step, "action": action, "target": target, "before": before, "owner": owner}
-        )
+        self.steps.append(StepRecord.started(step, action, target, before, owner))
         self.phase = Phase.acting
 
     def action_succeeded(
@@ -227,7 +248,7 @@ class Turn(Aggregate):
     def _action_succeeded(
         self, before: dict[str, Any], after: dict[str, Any], verified: bool, via: str
     ) -> None:
-        self.steps[-1].update(result_before=before, after=after, verified=verified, via=via)
+        self.steps[-1] = self.steps[-1].succeeded(before, after, verified, via)
         self.phase = Phase.acted
 
     def action_failed(self, error: str) -> None:
@@ -236,7 +257,7 @@ class Turn(Aggregate):
 
     @event("ActionFailed")
     def _action_failed(self, error: str) -> None:
-        self.steps[-1]["error"] = error
+        self.steps[-1] = self.steps[-1].failed(error)
         self.outcome = Outcome.failed
         self.phase = Phase.acted
 
@@ -247,7 +268,7 @@ class Turn(Aggregate):
 
     @event("Interrupted")
     def _interrupted(self) -> None:
-        self.steps[-1]["error"] = "interrupted"
+        self.steps[-1] = self.steps[-1].failed("interrupted")
         self.outcome = Outcome.interrupted
         self.phase = Phase.acted
 
@@ -292,12 +313,12 @@ class Turn(Aggregate):
 
     @property
     def undoable(self) -> bool:
-        done = [s for s in self.steps if "after" in s]
+        done = [s for s in self.steps if s.done]
         return (
             self.outcome == Outcome.executed
             and not self.undone_by
             and bool(done)
-            and all(s["action"]["kind"] in UNDOABLE_KINDS for s in done)
+            and all(s.action.kind in UNDOABLE_KINDS for s in done)
         )
 
     @property

@@ -35,7 +35,7 @@ def test_run_audio_prints_one_json_object_per_turn(tmp_path: Path, spoken: Path)
     with wave.open(str(replies)) as w:
         assert w.getnframes() > w.getframerate()  # the replies were spoken into the file
     timeline = run("audit", "--json", "--store", kiosk.store).json()
-    heard = [r["data"]["timings"] for r in timeline if r["event"] == "Heard"]
+    heard = [r["data"]["timings"] for r in timeline if r["event"] in ("Heard", "Answered")]
     assert heard and all("speech_end" in t for t in heard), "stage timings reach the journal"
     ignored = [r for r in timeline if r["event"] == "SpeechIgnored"]
     assert ignored and ignored[0]["data"]["count"] >= 1, "speech without the wake phrase counted"

@@ -52,7 +52,7 @@ def test_turns_round_trip_and_projections(store: str) -> None:
     again = Journal(store)  # a new process would see the same
     loaded = again.turn(first.id)
     assert loaded.transcripts == ["type one into message"]
-    assert loaded.steps[0]["after"]["0.0.0"]["value"] == "one"
+    assert loaded.steps[0].after is not None and loaded.steps[0].after["0.0.0"].value == "one"
     assert [t.id for t in again.undo_stack()] == [second.id, first.id]
     found = again.pending_turn()
     assert found is not None and found.id == pending.id

@@ -106,7 +106,7 @@ def test_scan_reaches_send_a_press_selects_a_press_confirms(
     assert presses[-2:] == [(1, "tap", "scan_select: Send"), (1, "tap", "yes")]
     turn = journal.recent_turns()[0]
     assert (turn.trigger, turn.confirmed_by, turn.outcome) == ("switch", "switch", "executed")
-    assert turn.steps[0]["via"] == "atspi" and turn.steps[0]["target"] == "Send"
+    assert turn.steps[0].via == "atspi" and turn.steps[0].target == "Send"
     assert journal.verify() == []
 
 

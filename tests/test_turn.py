@@ -118,3 +118,11 @@ def test_a_which_question_takes_only_one_of_its_options() -> None:
     assert turn.intent == {"intent": "select", "target": "Radio 4"} and not turn.pending
     turn.validated("execute", "harmless", [])
     turn.start_action(0, {"kind": "select"}, "Radio 4", {})
+
+
+def test_an_answer_needs_an_open_question_and_leaves_no_trace_when_refused() -> None:
+    turn = acted_turn()
+    version = turn.version
+    with pytest.raises(TurnError):
+        turn.answer("yes", "text", None, {}, {"intent": "confirm"}, "grammar", "", 0.1, [])
+    assert turn.version == version and turn.transcripts == ["type hi into message"]

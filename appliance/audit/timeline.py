@@ -56,11 +56,9 @@ def _detail(name: str, e: Any) -> str:
         case "Heard":
             return f'"{e.transcript}" ({e.engine})'
         case "Planned":
-            intent = e.intent or {}
-            fields = {k: v for k, v in intent.items() if k not in ("confidence", "words", "intent")}
-            conf = intent.get("confidence")
-            what = intent.get("intent", "nothing understood")
-            return f"{what} {fields} by {e.planner}" + (f", confidence {conf:.2f}" if conf else "")
+            return _planned(e.intent, e.planner)
+        case "Answered":
+            return f'"{e.transcript}" ({e.engine}): {_planned(e.intent, e.planner)}'
         case "Validated":
             reasons = "; ".join(e.reasons)
             step = f" step {e.step}" if e.step is not None else ""
@@ -95,6 +93,14 @@ def _detail(name: str, e: Any) -> str:
         case "SettingChanged":
             return f"{e.key}: {e.old} -> {e.new} by {e.by}"
     return ""
+
+
+def _planned(intent: dict[str, Any] | None, planner: str) -> str:
+    intent = intent or {}
+    fields = {k: v for k, v in intent.items() if k not in ("confidence", "words", "intent")}
+    conf = intent.get("confidence")
+    what = intent.get("intent", "nothing understood")
+    return f"{what} {fields} by {planner}" + (f", confidence {conf:.2f}" if conf else "")
 
 
 def timeline(

@@ -36,6 +36,7 @@ from appliance.intents.model import (
     SetValue,
     Step,
     TypeText,
+    dump_intent,
     parse_intent,
 )
 from appliance.policy.risk import highest, risk_of_chord, risk_of_element, risk_of_name
@@ -50,7 +51,8 @@ UNSURE = "unsure what was meant"
 HIDDEN_WORDS = f"{REDACTED} (typed into a hidden field)"
 """What is journaled and printed instead of an utterance that carried a secret."""
 
-Outcome = Literal["execute", "confirm", "reject", "clarify", "answer", "control"]
+Decision = Literal["execute", "confirm", "reject", "clarify", "answer", "control"]
+"""What the validator decides (`Validated.decision`); what came of the turn is `turn.Outcome`."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ class Verdict:
     """What may happen with a proposal. `hidden`: the steps whose words must never leave the
     turn (the journal, printouts, prompts, replies); `shown_*` give what may."""
 
-    outcome: Outcome
+    outcome: Decision
     risk: Risk = Risk.harmless
     reasons: tuple[str, ...] = ()
     steps: tuple[ResolvedStep, ...] = ()
@@ -92,6 +94,11 @@ class Verdict:
         hidden = self.hidden | {i for i, s in enumerate(self.steps) if s.secret}
         names = {i: s.node.name for i, s in enumerate(self.steps) if s.node is not None}
         return self.intent.redacted(hidden, names)
+
+    def shown_json(self) -> dict[str, Any] | None:
+        """`shown_intent` as journal and report data."""
+        intent = self.shown_intent()
+        return dump_intent(intent) if intent is not None else None
 
     def shown_words(self, words: str, snapshot: Snapshot | None = None) -> str:
         """What the person said, as it may be journaled or printed: hidden when the plan
@@ -232,7 +239,7 @@ def _judge(
         reasons.append(UNSURE)
     if recent_unconfirmed >= settings.max_unconfirmed_per_minute:
         reasons.append("many actions in the last minute")
-    outcome: Outcome = "confirm" if reasons else "execute"
+    outcome: Decision = "confirm" if reasons else "execute"
     return Verdict(outcome, risk=risk, reasons=tuple(reasons), steps=tuple(steps), intent=intent)
 
 
