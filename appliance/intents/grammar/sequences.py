@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import TypeGuard, get_args
 
 from hassil import Intents
 
@@ -10,22 +11,10 @@ from appliance.desktop.model import Snapshot
 from appliance.intents.grammar.parsing import Parsed, single
 from appliance.intents.grammar.screen_lists import ScreenLists
 from appliance.intents.grammar.wording import strip_fillers
-from appliance.intents.model import (
-    SCREEN_CHANGING,
-    Activate,
-    Focus,
-    OpenApp,
-    PressKey,
-    Read,
-    Scroll,
-    Select,
-    Sequence,
-    SetValue,
-    Step,
-    TypeText,
-)
+from appliance.intents.model import SCREEN_CHANGING, Intent, Sequence, Step
 
-STEP_INTENTS = (Activate, TypeText, PressKey, OpenApp, Focus, Scroll, SetValue, Select, Read)
+STEP_INTENTS: tuple[type, ...] = get_args(get_args(Step)[0])
+"""The intent kinds a sequence's step may be (the model's Step union)."""
 MAX_STEPS = 8
 PARSE_BUDGET = 40
 """Most distinct parts one utterance may be parsed as while looking for a sequence."""
@@ -33,6 +22,10 @@ SEQUENCE_JOINS = (  # "then" says "next step" more surely than "and", so it is t
     re.compile(r"(?:\s*[,;]\s*|\s+)(?:and then|and after that|after that|then)\s+", re.I),
     re.compile(r"(?:\s*,\s*|\s+)and\s+", re.I),
 )
+
+
+def _is_step(intent: Intent) -> TypeGuard[Step]:
+    return isinstance(intent, STEP_INTENTS)
 
 
 class Utterance:
@@ -71,14 +64,14 @@ class Utterance:
             if not left or not right:
                 continue
             first = self.single(left)
-            if first is None or not isinstance(first.intent, STEP_INTENTS):
+            if first is None or not _is_step(first.intent):
                 continue
             rest: tuple[list[Step], float] | None = None
             second = self.single(right)
             if first.intent.intent in SCREEN_CHANGING and (second is None or not second.exact):
                 # a later step may name what the earlier one will bring up
                 second = self.single(right, not_on_screen_yet=True) or second
-            if second is not None and isinstance(second.intent, STEP_INTENTS):
+            if second is not None and _is_step(second.intent):
                 rest = ([second.intent], second.intent.confidence)
             if second is None or not second.exact:
                 more = self.split(right, budget - 1)
