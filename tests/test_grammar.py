@@ -8,10 +8,12 @@ from typing import Any
 
 import pytest
 
+from appliance.bench.grammar import bench_grammar, bench_scene
 from appliance.desktop.model import Snapshot
 from appliance.desktop.scene import Scene
 from appliance.desktop.sim import SimDesktop
-from appliance.intents.grammar import GrammarPlanner, bench_grammar, bench_scene, load_intents
+from appliance.intents.grammar import GrammarPlanner
+from appliance.intents.grammar.templates import load_intents
 from appliance.intents.model import Intent, dump_intent, parse_intent
 from appliance.intents.planner import Planner
 

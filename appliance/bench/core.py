@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from appliance.bench.grammar import bench_grammar
 from appliance.bench.stats import percentiles
 from appliance.desktop.scene import Scene
 from appliance.desktop.sim import SimDesktop
-from appliance.intents.grammar import bench_grammar
 from appliance.journal.application import Journal
 from appliance.turn import Turn
 from appliance.wiring import journal_planner, new_session, open_journal

@@ -105,7 +105,8 @@ def grammar_examples() -> tuple[Example, ...]:
         from hassil.sample import sample_intents
 
         from appliance.desktop.sim import SimDesktop
-        from appliance.intents.grammar import GrammarPlanner, load_intents
+        from appliance.intents.grammar import GrammarPlanner
+        from appliance.intents.grammar.templates import load_intents
         from appliance.intents.model import dump_intent
     except ImportError:
         return DEFAULT_EXAMPLES

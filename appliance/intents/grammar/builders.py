@@ -1,0 +1,161 @@
+"""The intent each template means, built from one parse and the screen it was said on."""
+
+from __future__ import annotations
+
+import re
+
+from appliance.desktop.resolve import SUBSET_SCORE, best_name, name_key, spoken_forms
+from appliance.desktop.roles import SELECTABLE_ROLES
+from appliance.intents.grammar.messages import composed, search_field
+from appliance.intents.grammar.reading import Reading
+from appliance.intents.grammar.targets import Unresolved, any_of, containing
+from appliance.intents.grammar.values import set_value, slider
+from appliance.intents.model import (
+    Activate,
+    Cancel,
+    Clarify,
+    Confirm,
+    Deny,
+    Focus,
+    Intent,
+    Modifier,
+    OpenApp,
+    PressKey,
+    Read,
+    Scroll,
+    Select,
+    TypeText,
+    Undo,
+)
+
+_NAMES_A_FIELD = re.compile(
+    r"\binto\b|\b(?:in|on)\s+(?:the\s+)?\S+(?:\s+\S+)?\s+(?:field|box|text box|entry)$",
+    re.IGNORECASE,
+)
+"""Dictation that ends by naming a field ("... into field 7"): that field was not found."""
+
+
+def build(reading: Reading) -> tuple[Intent, bool]:
+    """The intent for one parse and whether every name in it matched exactly."""
+    name = reading.result.intent.name
+    words, snapshot, slots, meaning = reading.text, reading.snapshot, reading.slots, reading.meaning
+    match name:
+        case "confirm":
+            return Confirm(words=words), True
+        case "deny":
+            return Deny(words=words), True
+        case "cancel":
+            return Cancel(words=words), True
+        case "undo":
+            return Undo(words=words), True
+        case "press_key":
+            mods = [slots[m].value for m in ("mod1", "mod2") if m in slots]
+            modifiers: tuple[Modifier, ...] = tuple(dict.fromkeys(mods))
+            return PressKey(key=str(slots["key"].value), modifiers=modifiers, words=words), True
+        case "activate":
+            t = reading.target()
+            return Activate(target=t.node.name, confidence=t.score, words=words), t.score == 1.0
+        case "bare_name":
+            t = reading.target()
+            if t.node.role in SELECTABLE_ROLES:  # a menu item said alone: "jazz fm please"
+                return Select(target=t.node.name, words=words), True
+            return Activate(target=t.node.name, words=words), True
+        case "select" | "select_by_verb":
+            t = reading.target()
+            if t.node.role in SELECTABLE_ROLES:
+                return Select(target=t.node.name, confidence=t.score, words=words), t.score == 1.0
+            return Activate(target=t.node.name, confidence=t.score, words=words), t.score == 1.0
+        case "focus":
+            t = reading.target()
+            return Focus(target=t.node.name, confidence=t.score, words=words), t.score == 1.0
+        case "go_to":
+            t = reading.target()
+            exact = t.score == 1.0
+            if t.node.role in SELECTABLE_ROLES:
+                return Select(target=t.node.name, confidence=t.score, words=words), exact
+            return Focus(target=t.node.name, confidence=t.score, words=words), exact
+        case "type_text":
+            typed = reading.said("text")
+            if not typed:
+                raise Unresolved("nothing to type")
+            if "target" not in slots:
+                if _NAMES_A_FIELD.search(typed):
+                    raise Unresolved("a field was named but is not on the screen")
+                return TypeText(text=typed, words=words), False
+            t = reading.target()
+            return TypeText(text=typed, target=t.node.name, confidence=t.score, words=words), False
+        case "set_value":
+            return set_value(reading)
+        case "open_app":
+            spoken = reading.spoken("app")
+            found = best_name(spoken, (*snapshot.applications, *snapshot.launchable))
+            if found is None:
+                raise Unresolved(spoken)
+            app, score = found
+            return OpenApp(app=app, confidence=score, words=words), score == 1.0
+        case "scroll":
+            direction = str(slots["direction"].value)
+            if "target" in slots:
+                t = reading.target()
+                return Scroll(
+                    direction=direction,
+                    target=t.node.name, confidence=t.score, words=words,
+                ), t.score == 1.0
+            return Scroll(direction=direction, words=words), True
+        case "read":
+            what = str(slots["what"].value)
+            if what == "element":
+                t = reading.target()
+                return Read(
+                    what="element", target=t.node.name, confidence=t.score, words=words
+                ), t.score == 1.0
+            return Read(what=what, words=words), True
+        case "read_which":
+            # the element holding a value, rather than a tab of the same name
+            spoken = reading.spoken("target")
+            holding = containing(spoken, snapshot, meaning.roles or frozenset())
+            if len(holding) == 1:
+                node = holding[0].node
+                score = 1.0 if name_key(node.name) in spoken_forms(spoken)[0] else SUBSET_SCORE
+                return Read(what="element", target=node.name, confidence=score, words=words), (
+                    score == 1.0
+                )
+            t = reading.resolve(spoken)
+            return Read(what="element", target=t.node.name, confidence=t.score, words=words), (
+                t.score == 1.0
+            )
+        case "read_about":
+            t = any_of(str(slots["target"].value), snapshot, meaning.floor,
+                       reading.not_on_screen_yet)
+            return Read(what="element", target=t.node.name, confidence=t.score, words=words), (
+                False
+            )
+        case "adjust" | "level" | "set_number":
+            return slider(reading)
+        case "show":
+            t = reading.target()
+            return Select(target=t.node.name, confidence=t.score, words=words), t.score == 1.0
+        case "purpose":
+            found = max(
+                (f for alt in str(slots["app"].value).split("|")
+                 if (f := best_name(alt, (*snapshot.applications, *snapshot.launchable)))),
+                key=lambda f: f[1], default=None,
+            )
+            if found is None or found[1] < meaning.floor:
+                raise Unresolved("no app for that")
+            # the app in use already: something in it was likely meant; the model may know
+            score = found[1] if found[0] != snapshot.active_app else meaning.in_use_confidence
+            return OpenApp(app=found[0], confidence=score, words=words), False
+        case "search":
+            typed = reading.said("text")
+            field = search_field(snapshot)
+            if not typed or field is None:
+                raise Unresolved("no search field")
+            return TypeText(text=typed, target=field.name, words=words), False
+        case "compose" | "reply_with":
+            return composed(reading), False
+        case "vague":
+            return Clarify(
+                question=str(slots["question"].value), confidence=meaning.confidence, words=words
+            ), False
+    raise Unresolved(name)  # pragma: no cover - a template intent with no builder
