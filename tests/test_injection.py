@@ -21,6 +21,7 @@ import yaml
 from appliance.desktop.model import Snapshot
 from appliance.desktop.scene import parse_scene
 from appliance.desktop.sim import SimDesktop
+from appliance.intents.grammar import GrammarPlanner
 from appliance.intents.llama import LlamaCppPlanner
 from appliance.intents.llm_backend import LanguageModelPlanner
 from appliance.intents.llm_models import SMOLLM2, model_path
@@ -28,6 +29,8 @@ from appliance.intents.model import Intent, Sequence, dump_intent
 from appliance.intents.planner import Plan
 from appliance.intents.prompt import Message, build_prompt
 from appliance.intents.router import Router
+from appliance.policy.validator import validate
+from appliance.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES: list[dict[str, Any]] = yaml.safe_load(
@@ -125,8 +128,7 @@ def test_router_refuses_what_an_obeying_model_proposes(case: dict[str, Any]) -> 
 
 
 def _grammar() -> Any:
-    grammar = pytest.importorskip("appliance.intents.grammar")
-    return grammar.GrammarPlanner()
+    return GrammarPlanner()
 
 
 @pytest.mark.parametrize("case", CASES, ids=ids)
@@ -157,7 +159,5 @@ def test_real_small_model_never_acts_on_screen_text(
                          ids=[c["id"] for c in CASES if c.get("validator") == "stops"])
 def test_validator_stops_what_the_policy_forbids(case: dict[str, Any]) -> None:
     """Even if a proposal got past the router, the policy never runs it without asking."""
-    validator = pytest.importorskip("appliance.policy.validator")
-    settings = pytest.importorskip("appliance.settings")
-    verdict = validator.validate(case["obeyed"], scene_for(case), settings.Settings())
+    verdict = validate(case["obeyed"], scene_for(case), Settings())
     assert verdict.outcome in {"reject", "confirm", "clarify"}, verdict

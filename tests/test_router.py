@@ -16,6 +16,7 @@ import pytest
 
 from appliance.desktop.model import Snapshot
 from appliance.desktop.sim import SimDesktop
+from appliance.intents.grammar import GrammarPlanner
 from appliance.intents.llm_backend import (
     NOT_ANSWERING,
     TOO_SLOW,
@@ -208,7 +209,7 @@ def test_said(phrase: str, spoken: list[str], expected: bool) -> None:
 
 def test_router_with_the_real_grammar(messages: Snapshot) -> None:
     """With appliance.intents.grammar: plain commands never reach the model."""
-    grammar = pytest.importorskip("appliance.intents.grammar").GrammarPlanner()
+    grammar = GrammarPlanner()
     model = Scripted()
     router = Router(grammar, model)
     for text in ("click send", "open calendar", "scroll down", "uncheck urgent"):
@@ -344,7 +345,7 @@ def test_typing_the_whole_request_types_the_words_after_its_verb(messages: Snaps
 
 def test_history_reaches_the_grammar(messages: Snapshot) -> None:
     """The real grammar answers "do that again" from the history, without the model."""
-    grammar = pytest.importorskip("appliance.intents.grammar").GrammarPlanner()
+    grammar = GrammarPlanner()
     model = Scripted()
     plan = Router(grammar, model).plan("do that again", messages, ["press the send button"])
     assert plan.planner == "grammar" and plan.intent == Activate(

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from appliance.bench.planner import (
     HELD_OUT,
     Corpus,
@@ -15,6 +13,7 @@ from appliance.bench.planner import (
     matches,
 )
 from appliance.desktop.model import Snapshot
+from appliance.intents.grammar import GrammarPlanner
 from appliance.intents.llm_backend import LanguageModelPlanner
 from appliance.intents.model import Activate, SetValue, parse_intent
 from appliance.intents.prompt import Message
@@ -98,7 +97,7 @@ class Parrot(LanguageModelPlanner):
 
 
 def test_bench_report_shape_and_grammar_handled_requests_skip_the_model() -> None:
-    grammar = pytest.importorskip("appliance.intents.grammar").GrammarPlanner()
+    grammar = GrammarPlanner()
     report = bench_planner(grammar, [Parrot()], limit=30)
     assert report["corpus"]["requests"] == 30
     g = report["grammar_only"]

@@ -11,7 +11,8 @@ import pytest
 from appliance.desktop.model import REDACTED, Snapshot
 from appliance.desktop.scene import parse_scene
 from appliance.desktop.sim import SimDesktop
-from appliance.intents.llm_examples import DEFAULT_EXAMPLES
+from appliance.intents.grammar import GrammarPlanner
+from appliance.intents.llm_examples import DEFAULT_EXAMPLES, HAND_WRITTEN, grammar_examples
 from appliance.intents.llm_schema import llm_intent_schema, model_answer
 from appliance.intents.model import intent_json_schema, parse_intent
 from appliance.intents.prompt import (
@@ -131,8 +132,6 @@ def test_model_schema_is_a_narrowing_of_the_intent_schema() -> None:
 
 def test_examples_come_from_the_grammar_templates() -> None:
     """Every template-drawn example means, to the real grammar, what the prompt says it means."""
-    grammar = pytest.importorskip("appliance.intents.grammar")
-    from appliance.intents.llm_examples import HAND_WRITTEN, grammar_examples
 
     examples = grammar_examples()
     drawn = [ex for ex in examples if ex not in HAND_WRITTEN]
@@ -142,7 +141,7 @@ def test_examples_come_from_the_grammar_templates() -> None:
     # questions are shown as reads of the element they ask about
     assert any(ex.request.startswith("what is") and ex.intent.get("what") == "element"
                for ex in drawn)
-    planner = grammar.GrammarPlanner()
+    planner = GrammarPlanner()
     demo = SimDesktop.from_file(SCENE).snapshot()
     for ex in drawn:
         intent = planner.parse(ex.request, demo)

@@ -129,10 +129,11 @@ def test_wake_phrase_is_matched_fuzzily(heard: str) -> None:
 
 
 def test_speech_without_wake_phrase_only_counts() -> None:
+    # The count is the pipeline's (`VoiceStats.ignored`, test_voice_pipeline); the gate keeps none.
     gate = WakeGate()
     for text in ("open messages", "hello there juniper", "click send"):
         assert gate.decide(text, 0.0).kind == "ignored"
-    assert gate.ignored == 3
+    assert not gate.window_open(0.0)  # ignored speech opens nothing either
 
 
 def test_wake_alone_opens_a_window_that_expires() -> None:

@@ -11,20 +11,22 @@ from pathlib import Path
 from typing import Any
 
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm, load_wav, resample_pcm16, write_wav
+from appliance.voice.clock import AudioClock, Wakeup
 from appliance.voice.engines import Engines, choose_engine, load_engines
 from appliance.voice.errors import VoiceError
+from appliance.voice.gate import GateProcessor
 from appliance.voice.pipeline import (
-    CommandProcessor,
+    Feeder,
     SpeechOutput,
     SpeechSink,
     TrackedVADProcessor,
-    VoiceState,
     VoiceStats,
     run_pipeline,
 )
 from appliance.voice.sink import Reply, TurnSink, Utterance
 from appliance.voice.sources import AudioSource, MicSource, ResilientSource, WavSource
 from appliance.voice.speakers import WavRecorder, open_speaker
+from appliance.voice.turns import TurnProcessor
 from appliance.voice.vad import VadSettings
 from appliance.voice.wake import WINDOW_S, WakeGate
 
@@ -78,8 +80,7 @@ def run_voice(
     from appliance.voice.tts import PiperTTSService
 
     opts = options or VoiceOptions()
-    gate = WakeGate(opts.wake_phrase, window_s=opts.window_s)
-    state = VoiceState(live=source.live, mute_while_speaking=opts.mute_while_speaking)
+    clock, wakeup = AudioClock(), Wakeup()
 
     def vocabulary() -> list[str]:
         return [*sink.vocabulary(), "yes", "no"]
@@ -95,18 +96,21 @@ def run_voice(
 
         assert loaded.whisper is not None
         stt = WhisperSTTService(loaded.whisper, vocabulary, opts.wake_phrase)
-    commands = CommandProcessor(state, sink, gate, opts.vad, on_event)
-    processors = [
-        TrackedVADProcessor(state, opts.vad),
-        stt,
-        commands,
-        PiperTTSService(loaded.speaker),
-        SpeechOutput(state, sink, gate, speaker),
-    ]
+    vad = TrackedVADProcessor(opts.vad, clock, wakeup.notify)
+    gate = GateProcessor(
+        WakeGate(opts.wake_phrase, window_s=opts.window_s), opts.vad, clock,
+        getattr(sink, "talk", None),  # push-to-talk, when the sink has a switch
+    )
+    turns = TurnProcessor(sink, clock, on_event)
+    output = SpeechOutput(sink, speaker, clock, wakeup.notify, opts.mute_while_speaking)
+    processors = [vad, stt, gate, turns, PiperTTSService(loaded.speaker), output]
+    feeder = Feeder(source, clock, wakeup, vad, output, opts.pace)
+    faults = 0
     if isinstance(source, ResilientSource):
 
         def fault(message: str) -> None:
-            state.stats.faults += 1
+            nonlocal faults
+            faults += 1
             report = getattr(sink, "fault", None)  # optional: journal the fault
             if callable(report):
                 report(message)
@@ -114,31 +118,33 @@ def run_voice(
         source.on_fault = fault
     source.open()
     try:
-        asyncio.run(_run_speaking(source, processors, state, loaded, opts, commands, on_speaker))
+        asyncio.run(_run_speaking(feeder, processors, source.live, loaded, turns, on_speaker))
     finally:
         if isinstance(source, ResilientSource):
             source.stop()  # a retry loop must not keep the process from exiting
         source.close()
-    return state.stats
+    return VoiceStats(
+        segments=vad.segments, ignored=gate.ignored, wake_only=gate.wake_only,
+        muted_chunks=feeder.muted_chunks, faults=faults, heard=gate.heard,
+    )
 
 
 async def _run_speaking(
-    source: AudioSource,
+    feeder: Feeder,
     processors: list[Any],
-    state: VoiceState,
+    live: bool,
     loaded: Engines,
-    opts: VoiceOptions,
-    commands: CommandProcessor,
+    turns: TurnProcessor,
     on_speaker: Callable[[Callable[[str], None]], None] | None,
 ) -> None:
     if on_speaker is not None:
         loop = asyncio.get_running_loop()
 
         def say(text: str) -> None:
-            asyncio.run_coroutine_threadsafe(commands.announce(text), loop)
+            asyncio.run_coroutine_threadsafe(turns.announce(text), loop)
 
         on_speaker(say)
-    await run_pipeline(source, processors, state, loaded.speaker.rate, opts.pace)
+    await run_pipeline(feeder, processors, live, loaded.speaker.rate)
 
 
 def open_audio(path: Path | None) -> AudioSource:
@@ -201,7 +207,7 @@ def listen(path: Path) -> list[dict[str, Any]]:
     """Every speech segment in the file: transcript, engine, confidence, wake decision, timings."""
     source = WavSource(path)
     stats = run_voice(source, _ListenSink(), engines())
-    return [{k: v for k, v in h.items() if k != "turn_id"} for h in stats.heard]
+    return stats.heard
 
 
 def models_status() -> list[dict[str, Any]]:

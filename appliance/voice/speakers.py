@@ -18,7 +18,6 @@ class WavRecorder:
         self.path = path
         self._pcm = bytearray()
         self._gap = bytes(int(gap_s * PIPELINE_RATE) * 2)
-        self._last_reply: int | None = None
 
     def play(self, pcm: bytes, rate: int) -> None:
         assert rate == PIPELINE_RATE

@@ -164,7 +164,6 @@ class WhisperSTTService(STTService):
         self._buffer = bytearray()
         self._preroll = bytearray()
         self._speculation: asyncio.Task[Transcript] | None = None
-        self.speculations_used = 0
 
     def can_generate_metrics(self) -> bool:
         return False
@@ -191,7 +190,6 @@ class WhisperSTTService(STTService):
         speculative = speculation is not None
         if speculation is not None:
             result = await speculation
-            self.speculations_used += 1
         else:
             result = await self._transcribe(bytes(self._buffer))
         self._buffer.clear()

@@ -46,7 +46,6 @@ class WakeGate:
         self.window_s = window_s
         self.threshold = threshold
         self._window_until: float | None = None
-        self.ignored = 0  # speech without the wake phrase reaches nothing but this counter
 
     def open_window(self, now_s: float) -> None:
         self._window_until = now_s + self.window_s
@@ -110,5 +109,4 @@ class WakeGate:
         if self.window_open(speech_start_s) and words(text):
             self._window_until = None
             return WakeDecision("command", " ".join(self._strip_wake_start(words(text))), "window")
-        self.ignored += 1
         return WakeDecision("ignored", "")
