@@ -7,12 +7,10 @@ from appliance.desktop.model import Risk, Snapshot
 from appliance.desktop.roles import BUTTON_ROLES, TEXT_ROLES
 from appliance.intents.model import (
     Activate,
-    Focus,
     OpenApp,
     PressKey,
     Read,
     Scroll,
-    Select,
     SetValue,
     Step,
     TypeText,
@@ -83,24 +81,34 @@ def verb(step: Step) -> str:
     return f"{phrase[0]} {phrase[2]}" if phrase else "do that"
 
 
+_VERBS: dict[str, tuple[str, str]] = {
+    "activate": ("press", "Pressed"),
+    "select": ("select", "Selected"),
+    "focus": ("go to", "Moved to"),
+    "open_app": ("open", "Opened"),
+    "scroll": ("scroll", "Scrolled"),
+    "press_key": ("press", "Pressed"),
+}
+"""(infinitive, past tense) of the steps said the same way in both tenses."""
+
+
 def _phrase(step: Step, name: str) -> tuple[str, str, str] | None:
     """(infinitive, past tense, object) for the steps said the same way in both tenses."""
     if isinstance(step, SetValue):
         ticked = step.value is True
         return ("tick", "Ticked", name) if ticked else ("untick", "Unticked", name)
-    if isinstance(step, Activate):
-        return ("press", "Pressed", name)
-    if isinstance(step, Select):
-        return ("select", "Selected", name)
+    verbs = _VERBS.get(step.intent)
+    return None if verbs is None else (*verbs, _object(step, name))
+
+
+def _object(step: Step, name: str) -> str:
     if isinstance(step, OpenApp):
-        return ("open", "Opened", step.app)
-    if isinstance(step, Focus):
-        return ("go to", "Moved to", name)
+        return step.app
     if isinstance(step, Scroll):
-        return ("scroll", "Scrolled", step.direction)
+        return step.direction
     if isinstance(step, PressKey):
-        return ("press", "Pressed", spoken_chord(step.chord()))
-    return None
+        return spoken_chord(step.chord())
+    return name
 
 
 def confirmation(verdict: Verdict, steps: tuple[ResolvedStep, ...] | None = None) -> str:

@@ -191,44 +191,16 @@ def test_invisible_and_unnamed_controls_are_left_out() -> None:
 
 
 def test_a_single_control_is_offered_directly_and_order_follows_the_screen() -> None:
+    def node(id: str, role: str, name: str, parent: str | None, **kw: object) -> Node:
+        return Node(id=id, role=role, name=name, app="A", window="W", parent_id=parent,
+                    **kw)  # type: ignore[arg-type]
+
     nodes = (
-        Node(id="w", role="filler", name="", app="A", window="W", child_ids=("p", "b")),
-        Node(
-            id="p",
-            role="panel",
-            name="Tools",
-            app="A",
-            window="W",
-            parent_id="w",
-            child_ids=("p.1", "p.2"),
-        ),
-        Node(
-            id="p.1",
-            role="push button",
-            name="Right",
-            app="A",
-            window="W",
-            parent_id="p",
-            bounds=(200, 10, 50, 20),
-        ),
-        Node(
-            id="p.2",
-            role="push button",
-            name="Left",
-            app="A",
-            window="W",
-            parent_id="p",
-            bounds=(10, 10, 50, 20),
-        ),
-        Node(
-            id="b",
-            role="push button",
-            name="Top",
-            app="A",
-            window="W",
-            parent_id="w",
-            bounds=(0, 0, 30, 5),
-        ),
+        node("w", "filler", "", None, child_ids=("p", "b")),
+        node("p", "panel", "Tools", "w", child_ids=("p.1", "p.2")),
+        node("p.1", "push button", "Right", "p", bounds=(200, 10, 50, 20)),
+        node("p.2", "push button", "Left", "p", bounds=(10, 10, 50, 20)),
+        node("b", "push button", "Top", "w", bounds=(0, 0, 30, 5)),
     )
     menu = scan_menu(Snapshot(nodes=nodes, active_app="A", active_window="W"))
     assert [i.label for i in menu.items[:2]] == ["Top", "Tools"]

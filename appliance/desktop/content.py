@@ -25,7 +25,7 @@ def document_text(snapshot: Snapshot) -> str | None:
     if document is None:
         return None
     pieces: list[str] = []
-    for node in _inside(document, snapshot):
+    for node in snapshot.descendants(document):
         if node.role in roles.PROSE_ROLES and node.visible and not _text_parent(node, snapshot):
             text = node_text(node)
             if text and (not pieces or pieces[-1] != text):
@@ -64,17 +64,6 @@ def changed_text(before: Snapshot, after: Snapshot) -> str | None:
     if not changed:
         return None
     return clip(_sentences([node_text(n) for n in changed[:3]]), MAX_SPOKEN_CHARS)
-
-
-def _inside(root: Node, snapshot: Snapshot) -> list[Node]:
-    out: list[Node] = []
-    stack = list(reversed(root.child_ids))
-    while stack:
-        node = snapshot.node(stack.pop())
-        if node is not None:
-            out.append(node)
-            stack.extend(reversed(node.child_ids))
-    return out
 
 
 def _text_parent(node: Node, snapshot: Snapshot) -> bool:

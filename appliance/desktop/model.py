@@ -7,6 +7,7 @@ ever see snapshots, so a scene file and a real GTK window look the same to them.
 from __future__ import annotations
 
 from enum import StrEnum
+from functools import cached_property
 from typing import Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -103,8 +104,23 @@ class Snapshot(BaseModel):
     def _cap_name(cls, name: str | None) -> str | None:
         return None if name is None else clip(name, MAX_NAME_CHARS)
 
+    @cached_property
+    def _by_id(self) -> dict[str, Node]:
+        return {n.id: n for n in self.nodes}
+
     def node(self, node_id: str) -> Node | None:
-        return next((n for n in self.nodes if n.id == node_id), None)
+        return self._by_id.get(node_id)
+
+    def descendants(self, node: Node) -> list[Node]:
+        """Everything inside `node`, in document order."""
+        out: list[Node] = []
+        stack = list(reversed(node.child_ids))
+        while stack:
+            child = self._by_id.get(stack.pop())
+            if child is not None:
+                out.append(child)
+                stack.extend(reversed(child.child_ids))
+        return out
 
     def in_active_window(self) -> list[Node]:
         return [

@@ -146,7 +146,7 @@ def _choice_item(node: Node, snapshot: Snapshot) -> MenuItem:
     """A combo box: its choices as a sub-menu; focus it if it lists none."""
     label = f"{node.name}, {node.value}" if node.value else node.name
     bounds, ids = _bounds(node), (node.id,)
-    choices = [n.name for n in _descendants(node, snapshot) if n.name and n.role != "menu"]
+    choices = [n.name for n in snapshot.descendants(node) if n.name and n.role != "menu"]
     if not choices:
         return _intent_item(label, Focus(target=node.name, words=f"go to {node.name}"), bounds, ids)
     subs = []
@@ -178,17 +178,6 @@ def _number_menu(node: Node) -> Menu:
 
 def _number(value: object) -> str:
     return f"{value:g}" if isinstance(value, int | float) else str(value or "")
-
-
-def _descendants(node: Node, snapshot: Snapshot) -> list[Node]:
-    out: list[Node] = []
-    stack = list(reversed(node.child_ids))
-    while stack:
-        child = snapshot.node(stack.pop())
-        if child is not None:
-            out.append(child)
-            stack.extend(reversed(child.child_ids))
-    return out
 
 
 def _container(node: Node, snapshot: Snapshot, controls: set[str]) -> str | None:
