@@ -266,13 +266,7 @@ class Session:
         pending.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
         if not self._claim(pending):
             return None
-        report = TurnReport(
-            transcript=text,
-            intent=intent_json,
-            reasons=list(verdict.reasons),
-            turn_id=pending.id.hex,
-            planner=plan.planner,
-        )
+        report = _report(pending, text, intent_json, verdict, plan)
         if verdict.outcome == "clarify":  # still not clear: don't ask the same thing forever
             return self._finish(pending, report, Outcome.rejected, "Sorry, I still can't tell.")
         return self._decide(pending, report, verdict, snapshot)
@@ -314,13 +308,7 @@ class Session:
             intent_json, plan.planner, plan.model, round(plan.latency_ms, 3), list(plan.notes)
         )
         turn.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
-        report = TurnReport(
-            transcript=transcript,
-            intent=intent_json,
-            reasons=list(verdict.reasons),
-            turn_id=turn.id.hex,
-            planner=plan.planner,
-        )
+        report = _report(turn, transcript, intent_json, verdict, plan)
         return self._decide(turn, report, verdict, snapshot)
 
     def _decide(
@@ -562,3 +550,16 @@ class Session:
         return self._finish(
             turn, report, Outcome.undone, f"Undone: {target.spoken[-1] if target.spoken else names}"
         )
+
+
+def _report(
+    turn: Turn, transcript: str, intent_json: dict[str, Any] | None, verdict: Verdict, plan: Plan
+) -> TurnReport:
+    """What a new or re-planned turn says so far, before it is decided."""
+    return TurnReport(
+        transcript=transcript,
+        intent=intent_json,
+        reasons=list(verdict.reasons),
+        turn_id=turn.id.hex,
+        planner=plan.planner,
+    )
