@@ -4,11 +4,10 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from appliance.desktop.model import Desktop, DesktopError
 from appliance.desktop.sim import SimDesktop
@@ -96,18 +95,20 @@ def build_planner(settings: Settings | None = None) -> Any:
     return Router(GrammarPlanner(), llm)
 
 
+class SessionOptions(TypedDict, total=False):
+    """`Session`'s optional settings: a test's clock, speech recorded by the voice layer, the
+    device a switch turn came from."""
+
+    clock: Callable[[], float]
+    speaks_later: bool
+    device: str
+
+
 def new_session(
-    journal: Journal,
-    desktop: Desktop,
-    planner: Planner,
-    clock: Callable[[], float] = time.time,
-    speaks_later: bool = False,
-    device: str = "",
+    journal: Journal, desktop: Desktop, planner: Planner, **options: Unpack[SessionOptions]
 ) -> Session:
     """A `Session` for one or more turns on `desktop`, recorded in `journal`."""
     # Lazy for the same start-up reason: the session loads the policy and the replies.
     from appliance.session import Session
 
-    return Session(
-        journal, desktop, planner, clock=clock, speaks_later=speaks_later, device=device
-    )
+    return Session(journal, desktop, planner, **options)
