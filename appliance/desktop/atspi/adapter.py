@@ -82,8 +82,11 @@ class AtspiDesktop:
         return self.screen.snapshot()
 
     def problems(self) -> list[str]:
-        """Spoken notes about applications that stopped answering."""
-        return [f"{name} is not responding." for name in self.screen.not_answering.values()]
+        """Spoken notes about applications that stopped answering or left while being read."""
+        gone = [f"{name} has closed." for name in self.screen.gone.values()]
+        self.screen.gone.clear()  # said once
+        return gone + [f"{name} is not responding."
+                       for name in self.screen.not_answering.values()]
 
     def perform(self, action: Action) -> ActionResult:
         match action.kind:
@@ -135,6 +138,9 @@ class AtspiDesktop:
             if exc.timed_out:
                 self.screen.invalidate()
                 raise DesktopError(f"{app} is not responding.") from None
+            if exc.gone:
+                self.screen.invalidate()
+                raise DesktopError(f"{app} has closed.") from None
             raise DesktopError(f"{app} did not accept that.") from None
 
     def _states(self, view: AppView, ids: list[str]) -> dict[str, ElementState]:
