@@ -42,7 +42,7 @@ from appliance.desktop.roles import SECRET_ROLES, SELECTABLE_ROLES, TOGGLE_ROLES
 from appliance.desktop.uinput.keymap import parse_chord
 
 PREFERRED_ACTIONS = ("click", "press", "activate", "toggle", "switch", "jump", "select")
-KEY_SYM, LOCK_MODS, UNLOCK_MODS = 3, 5, 6
+KEY_SYM, KEY_STRING, LOCK_MODS, UNLOCK_MODS = 3, 4, 5, 6
 DEC = ("org.a11y.atspi.Registry", "/org/a11y/atspi/registry/deviceeventcontroller")
 SCROLL_KEYS = {"up": "Page_Up", "down": "Page_Down", "left": "Left", "right": "Right"}
 
@@ -236,13 +236,30 @@ class AtspiDesktop:
             return self._result(before, after, ok, detail)
 
     def _type_by_keys(self, t: Target, text: str) -> ActionResult:
-        keyboard = self._keyboard_device()
+        """Type where there is no EditableText (most web fields): uinput, else the registry's
+        synthetic keys; `via` says which, and the field is read back where it can be."""
         before = self._states(t.view, [t.node_id])
         if "Component" in t.raw.interfaces:
             self._call(t, COMPONENT, "GrabFocus")
-        keyboard.type(text)
-        after = self._states(t.view, [t.node_id])
-        return self._result(before, after, True, "typed", via="uinput")
+            self._settle(t.view, [t.node_id], lambda a: "focused" in a[t.node_id].states)
+        via = "uinput"
+        try:
+            if not self._uinput:
+                raise DesktopError("no uinput")
+            self._keyboard_device().type(text)
+        except DesktopError:
+            self._uinput, via = False, "atspi keys"
+            self.bus.call(DEC, "org.a11y.atspi.DeviceEventController", "GenerateKeyboardEvent",
+                          GLib.Variant("(isu)", (0, text, KEY_STRING)))
+        if "Text" not in t.raw.interfaces:
+            after = self._states(t.view, [t.node_id])
+            return self._result(before, after, True, "typed", via=via)
+        after = self._settle(t.view, [t.node_id],
+                             lambda a: str(a[t.node_id].value or "").endswith(text))
+        value = str(after[t.node_id].value or "")
+        ok = value.endswith(text) or t.raw.role in SECRET_ROLES
+        return self._result(before, after, ok, "typed" if ok else
+                            f"typing did not arrive: the field says {value!r}", via=via)
 
     def _press_key(self, chord: str) -> ActionResult:
         stroke = parse_chord(chord)  # an unknown key is an error before anything is pressed
@@ -379,25 +396,49 @@ class AtspiDesktop:
 
     def _choose(self, t: Target, choice: str) -> ActionResult:
         items = self._items(t)
-        index = next((i for i, (_id, raw) in enumerate(items)
+        found = next((node_id for node_id, raw in items
                       if raw.name.casefold() == choice.casefold()), None)
-        if index is None:
+        if found is None:
             raise DesktopError(f"{t.raw.name} has no choice {choice}.")
-        before = self._states(t.view, [t.node_id])
-        item = items[index][1]
-        if item.actions:
-            self.bus.call(item.ref, ACTION, "DoAction",
-                          GLib.Variant("(i)", (_pick_action(item.actions),)))
-        elif "Selection" in t.raw.interfaces:
-            self._call(t, SELECTION, "SelectChild", GLib.Variant("(i)", (index,)))
+        return self._choose_item(t, self._target(found, enabled=False))
+
+    def _combo_of(self, t: Target) -> Target | None:
+        """The combo box an option belongs to (its list or menu's parent), if it is one."""
+        parts = t.node_id.split(".")
+        for cut in (2, 3):
+            combo_id = ".".join(parts[:-cut])
+            ref = t.view.ref_of.get(combo_id)
+            if ref is not None and t.view.tree.nodes[ref].role == "combo box":
+                return self._target(combo_id, enabled=False)
+        return None
+
+    def _choose_item(self, combo: Target, item: Target) -> ActionResult:
+        """Choose one option of a combo box, folded or not, and read the choice back."""
+        ids = [combo.node_id, item.node_id]
+        before = self._states(combo.view, ids)
+        index = [i for i, _raw in self._items(combo)].index(item.node_id)
+        if item.raw.actions:
+            self._call(item, ACTION, "DoAction",
+                       GLib.Variant("(i)", (_pick_action(item.raw.actions),)))
+        elif "Selection" in combo.raw.interfaces:
+            self._call(combo, SELECTION, "SelectChild", GLib.Variant("(i)", (index,)))
         else:
-            raise DesktopError(f"{t.raw.name} can't be changed.")
-        after = self._states(t.view, [t.node_id])
-        got = after[t.node_id].value
-        ok = str(got or "").casefold() == items[index][1].name.casefold()
-        return self._result(before, after, ok, "set" if ok else _observed(after[t.node_id]))
+            raise DesktopError(f"{combo.raw.name} can't be changed.")
+
+        def chosen(a: dict[str, ElementState]) -> bool:
+            value = a[combo.node_id].value
+            if isinstance(value, str):
+                return value.casefold() == item.raw.name.casefold()
+            return "selected" in a[item.node_id].states
+
+        after = self._settle(combo.view, ids, chosen)
+        ok = chosen(after)
+        return self._result(before, after, ok, "set" if ok else _observed(after[combo.node_id]))
 
     def _select(self, t: Target) -> ActionResult:
+        combo = self._combo_of(t)
+        if combo is not None:
+            return self._choose_item(combo, t)
         parent_id = t.node_id.rsplit(".", 1)[0]
         siblings = [i for i in t.view.ref_of if i.rsplit(".", 1)[0] == parent_id
                     and i.count(".") == t.node_id.count(".")]

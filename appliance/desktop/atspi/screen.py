@@ -304,7 +304,7 @@ def refresh_raw(bus: A11yBus, tree: AppTree, raws: list[RawNode]) -> None:
                 continue  # nothing chosen yet; no extents to give; no bounds to a value
             raise reply
         if kind == "states":
-            raw.states = tree.shown(tuple(reply[0]))
+            raw.states = tree.shown(tuple(reply[0]), raw.ref)
         elif kind == "name":
             if reply[0] and not raw.inferred_name:
                 raw.name = clean_name(reply[0])

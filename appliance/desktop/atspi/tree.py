@@ -6,6 +6,7 @@ stalling the appliance; a call that times out marks the whole application as not
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,8 +72,14 @@ class AppTree:
     visible_means_showing: bool = False
     """GTK 4.8 sets `visible` but never `showing`: then visible is taken as on screen."""
 
-    def shown(self, states: tuple[int, ...]) -> tuple[int, ...]:
-        """States as read, with `showing` added where this toolkit never reports it."""
+    options: set[Ref] = field(default_factory=set)
+    """Choices of combo boxes on screen: choosable by name though their list is folded away."""
+
+    def shown(self, states: tuple[int, ...], ref: Ref | None = None) -> tuple[int, ...]:
+        """States as read, with `showing` added where this toolkit never reports it, and on the
+        options of a combo box that is showing."""
+        if ref in self.options:
+            return with_state(with_state(states, "visible"), "showing")
         if self.visible_means_showing and has_state(states, "visible"):
             return with_state(states, "showing")
         return states
@@ -103,9 +110,14 @@ def extents_call(node: RawNode) -> Call | None:
     return Call(node.ref, COMPONENT, "GetExtents", GLib.Variant("(u)", (SCREEN_COORDS,)))
 
 
+TYPE_NAME = re.compile(r"(Gtk|Gdk|Adw|Gsk)[A-Z][A-Za-z]*")
+"""GTK 4.8 names a widget that has no name by its type ("GtkTextView"): that is no name."""
+
+
 def clean_name(name: Any) -> str:
     """A name as said aloud: toolkits pad some with runs of spaces or line breaks."""
-    return " ".join(str(name).split())
+    words = " ".join(str(name).split())
+    return "" if TYPE_NAME.fullmatch(words) else words
 
 
 def _short(iface: str) -> str:
@@ -147,11 +159,17 @@ def fetch_app(
         root_children = _children_of(bus, [root]).get(root, [])
     tree = AppTree(bus_name=bus_name, name=app_name, nodes={}, windows=root_children)
     _fill_gaps(bus, tree, nodes, max_nodes=max_nodes, max_depth=max_depth)
-    raws = tree.nodes.values()
-    tree.visible_means_showing = not any(has_state(n.states, "showing") for n in raws) and any(
-        has_state(n.states, "visible") for n in raws)
-    for node in raws:
+    # Decided by what the toolkit reports below its windows (GTK 4.8 marks only windows).
+    inner = [n for n in tree.nodes.values() if n.ref not in tree.windows]
+    tree.visible_means_showing = not any(has_state(n.states, "showing") for n in inner) and any(
+        has_state(n.states, "visible") for n in inner)
+    for node in tree.nodes.values():
         node.states = tree.shown(node.states)
+    tree.options = {ref for combo in tree.nodes.values()
+                    if combo.role == "combo box" and has_state(combo.states, "showing")
+                    for ref in _option_refs(tree, combo)}
+    for ref in tree.options:
+        tree.nodes[ref].states = tree.shown(tree.nodes[ref].states, ref)
     _enrich(bus, tree)
     return tree
 
@@ -314,7 +332,7 @@ def _content_name(tree: AppTree, node: RawNode, budget: int = 20) -> str:
     return " ".join(parts)
 
 
-LABEL_ROLES = frozenset({"label", "static", "text"})
+LABEL_ROLES = frozenset({"label", "static", "text", "section", "table cell", "paragraph"})
 """Roles whose name is text shown on screen: candidates to label a control beside them."""
 LABEL_REACH = 250  # pixels: a label farther than this from a field is not its label
 
@@ -322,8 +340,8 @@ LABEL_REACH = 250  # pixels: a label farther than this from a field is not its l
 def _name_from_neighbours(tree: AppTree) -> None:
     """Name unnamed controls (and combo boxes named only by their choice) from labels.
 
-    As Orca's label inference: the label nearest to the left on the same line, else nearest
-    above, else just right (check boxes put theirs there), from the extents already read;
+    As Orca's label inference: the label nearest to the left on the same line, else the nearer
+    of the one above and the one just right, from the extents already read;
     where nothing on screen is known, the label just before the control among its siblings.
     Own text children repeating their parent's name (a link's text) are emptied, so one thing
     on screen is one candidate.
@@ -354,15 +372,18 @@ def _name_from_neighbours(tree: AppTree) -> None:
                 child.name, child.inferred_name = label, True
 
 
-def _choices(tree: AppTree, combo: RawNode) -> set[str]:
-    """Names of a combo box's options (children of its list or menu)."""
-    out = set()
+def _option_refs(tree: AppTree, combo: RawNode) -> list[Ref]:
+    """A combo box's options: the children of its list or menu."""
+    out = []
     for ref in combo.children:
         holder = tree.nodes.get(ref)
-        for item in (tree.nodes.get(r) for r in (holder.children if holder else [])):
-            if item is not None and item.name:
-                out.add(item.name)
+        out += [r for r in (holder.children if holder else []) if r in tree.nodes]
     return out
+
+
+def _choices(tree: AppTree, combo: RawNode) -> set[str]:
+    """Names of a combo box's options."""
+    return {tree.nodes[r].name for r in _option_refs(tree, combo) if tree.nodes[r].name}
 
 
 def _nearest_label(field: RawNode, labels: list[RawNode]) -> str | None:
@@ -378,15 +399,12 @@ def _nearest_label(field: RawNode, labels: list[RawNode]) -> str | None:
             rank, gap = 0, fx - (lx + lw)  # to the left
         elif overlap_x and ly + lh <= fy + 4:
             rank, gap = 1, fy - (ly + lh)  # above
-        elif same_line and lx >= fx + fw - 4 and field.role in LABEL_AFTER_ROLES:
-            rank, gap = 0, lx - (fx + fw)  # to the right, where a check box's label goes
+        elif same_line and lx >= fx + fw - 4:
+            rank, gap = 1, lx - (fx + fw)  # to the right, where a check box's label goes
         else:
             continue
         if gap > LABEL_REACH:
             continue
-        if best is None or (gap, rank) < (best[0], best[1]):
-            best = (gap, rank, label.name)
+        if best is None or (rank, gap) < (best[0], best[1]):
+            best = (rank, gap, label.name)
     return best[2] if best is not None else None
-
-
-LABEL_AFTER_ROLES = frozenset({"check box", "radio button"})
