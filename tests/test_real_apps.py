@@ -7,12 +7,14 @@ under Xvfb + openbox; each judged by what the application itself reports. The he
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.apps.real_apps import (
+    YAD_FORM,
     Browser,
     FormServer,
     Kiosk,
@@ -20,8 +22,11 @@ from tests.apps.real_apps import (
     browser_case,
     desktop_session,
     editor_case,
+    on_screen,
+    start,
     start_chromium,
     stop,
+    wait_for,
     yad_case,
 )
 from tests.real_app_cases import BROWSER_TUNED, EDITOR_TUNED, YAD_TUNED, Case
@@ -72,3 +77,77 @@ def test_editor_saves(session: Path, kiosk: Kiosk, editor: str, case: Case) -> N
     path = session / f"{editor}-{len(kiosk.replies)}.txt"
     _check(editor_case(EDITORS[editor], path, kiosk, case.name, case.commands,
                        dict(case.wanted)))
+
+
+SNAPSHOTS = 50
+APPS = {
+    "FeatherPad (Qt 5)": ["featherpad"],
+    "print editor (GTK4)": ["gtk4-print-editor"],
+    "galculator (GTK3)": ["galculator"],
+    "yad form (GTK3)": YAD_FORM,
+}
+
+
+def _answers(bus_name: str) -> bool:
+    from appliance.desktop.atspi.bus import ACCESSIBLE, ROOT_PATH, A11yBus
+
+    bus = A11yBus(timeout=2.0)
+    try:
+        return bool(bus.get((bus_name, ROOT_PATH), ACCESSIBLE, "Name") is not None)
+    finally:
+        bus.close()
+
+
+def _snapshot_hard(app_name: str | None, pid: int) -> None:
+    """Cold-read every window SNAPSHOTS times; the app must live and still answer."""
+    from appliance.desktop.atspi import open_desktop
+    from appliance.desktop.atspi.launcher import bus_pid
+
+    desktop = open_desktop(timeout=2.0)
+    def joined() -> list[str]:
+        desktop.screen.invalidate()
+        desktop.snapshot()
+        return [b for b in desktop.screen.apps if bus_pid(desktop.bus, b) == pid]
+
+    mine = wait_for(joined, 60)
+    assert mine, f"{app_name} never joined the accessibility bus"
+    for _ in range(SNAPSHOTS):
+        desktop.screen.invalidate()
+        desktop.snapshot()
+    assert desktop.problems() == []
+    assert _answers(mine[0]), f"{app_name} stopped answering"
+
+
+def test_snapshots_never_crash_chromium(browser: Browser) -> None:
+    _snapshot_hard("Chromium", browser.proc.pid)
+    assert browser.proc.poll() is None, "Chromium died"
+
+
+@pytest.mark.parametrize("name", sorted(APPS))
+def test_snapshots_never_crash_the_app(session: Path, name: str) -> None:
+    proc = start([*APPS[name], *([str(session / "crash.txt")] if "editor" in name
+                                 or "Qt" in name else [])], stdout=subprocess.DEVNULL)
+    try:
+        _snapshot_hard(name, proc.pid)
+        assert proc.poll() is None, f"{name} died"
+    finally:
+        stop(proc)
+
+
+def test_an_app_that_leaves_is_said_to_have_closed(session: Path) -> None:
+    from appliance.desktop.atspi import open_desktop
+    from appliance.desktop.model import Action, DesktopError
+
+    proc = start(YAD_FORM, stdout=subprocess.DEVNULL)
+    try:
+        assert on_screen("Reminder")
+        desktop = open_desktop()
+        ok = next(n for n in desktop.snapshot().nodes if n.name == "OK" and n.app == "yad")
+        proc.kill()
+        proc.wait()
+        with pytest.raises(DesktopError, match="yad has closed"):
+            wait_for(lambda: desktop.screen.invalidate() or "yad" not in
+                     desktop.snapshot().applications, 10)
+            desktop.perform(Action(kind="activate", target=ok.id))
+    finally:
+        stop(proc)

@@ -124,6 +124,9 @@ class AtspiDesktop:
             hung = ", ".join(self.screen.not_answering.values())
             if hung:
                 raise DesktopError(f"{hung} is not responding.") from None
+            gone = ", ".join(self.screen.gone.values())
+            if gone:
+                raise DesktopError(f"{gone} has closed.") from None
             raise DesktopError("That element is no longer on the screen.") from None
         if enabled and "insensitive" in state_names(raw.states):
             raise DesktopError(f"{raw.name or 'That element'} is disabled.")
@@ -515,6 +518,9 @@ class AtspiDesktop:
                     os.kill(pid, signal.SIGTERM)
         if not wait_until(lambda: not self._running(name), deadline_after(self.open_timeout)):
             raise DesktopError(f"{name} did not close.")
+        for bus_name, app in list(self.screen.gone.items()):
+            if app.casefold() == entry.name.casefold():
+                del self.screen.gone[bus_name]  # closed on purpose: nothing to tell
 
     # -- undo ----------------------------------------------------------------------------
 

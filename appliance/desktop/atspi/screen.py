@@ -138,6 +138,8 @@ class Screen:
             return
         names = [str(bus_name) for bus_name, _path in reply[0]]
         for gone in set(self.apps) - set(names):
+            if gone not in self.hidden:
+                self.gone[gone] = self.apps[gone].tree.name  # said once, by problems()
             del self.apps[gone]
         for gone in set(self.not_answering) - set(names):
             del self.not_answering[gone]
@@ -158,7 +160,7 @@ class Screen:
                 known = self.not_answering.get(bus_name) or self._guess_name(bus_name)
                 self.not_answering[bus_name] = known
             elif exc.gone:
-                self.gone[bus_name] = self._guess_name(bus_name)
+                self.gone.setdefault(bus_name, self._guess_name(bus_name))
             self.apps.pop(bus_name, None)
             return
         self.not_answering.pop(bus_name, None)
