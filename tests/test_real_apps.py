@@ -8,48 +8,25 @@ under Xvfb + openbox; each judged by what the application itself reports. The he
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.apps.real_apps import (
+    EDITORS,
     YAD_FORM,
     Browser,
-    FormServer,
     Kiosk,
     Outcome,
     browser_case,
-    desktop_session,
     editor_case,
     on_screen,
     start,
-    start_chromium,
     stop,
     wait_for,
     yad_case,
 )
 from tests.real_app_cases import BROWSER_TUNED, EDITOR_TUNED, YAD_TUNED, Case
-
-EDITORS = {"featherpad": ["featherpad"], "gtk4-print-editor": ["gtk4-print-editor"]}
-
-
-@pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    tmp = tmp_path_factory.mktemp("real-apps")
-    with desktop_session(tmp):
-        yield tmp
-
-
-@pytest.fixture(scope="module")
-def browser(session: Path) -> Iterator[Browser]:
-    form = FormServer()
-    b = start_chromium(session, form)
-    try:
-        yield b
-    finally:
-        stop(b.proc)
-        form.close()
 
 
 @pytest.fixture()
@@ -62,19 +39,19 @@ def _check(outcome: Outcome) -> None:
 
 
 @pytest.mark.parametrize("case", BROWSER_TUNED, ids=lambda c: c.name)
-def test_browser_form(browser: Browser, kiosk: Kiosk, case: Case) -> None:
-    _check(browser_case(browser, kiosk, case.name, case.commands, dict(case.wanted)))
+def test_browser_form(real_browser: Browser, kiosk: Kiosk, case: Case) -> None:
+    _check(browser_case(real_browser, kiosk, case.name, case.commands, dict(case.wanted)))
 
 
 @pytest.mark.parametrize("case", YAD_TUNED, ids=lambda c: c.name)
-def test_yad_form(session: Path, kiosk: Kiosk, case: Case) -> None:
+def test_yad_form(real_session: Path, kiosk: Kiosk, case: Case) -> None:
     _check(yad_case(kiosk, case.name, case.commands, dict(case.wanted)))
 
 
 @pytest.mark.parametrize("editor", sorted(EDITORS))
 @pytest.mark.parametrize("case", EDITOR_TUNED, ids=lambda c: c.name)
-def test_editor_saves(session: Path, kiosk: Kiosk, editor: str, case: Case) -> None:
-    path = session / f"{editor}-{len(kiosk.replies)}.txt"
+def test_editor_saves(real_session: Path, kiosk: Kiosk, editor: str, case: Case) -> None:
+    path = real_session / f"{editor}-{len(kiosk.replies)}.txt"
     _check(editor_case(EDITORS[editor], path, kiosk, case.name, case.commands,
                        dict(case.wanted)))
 
@@ -118,14 +95,14 @@ def _snapshot_hard(app_name: str | None, pid: int) -> None:
     assert _answers(mine[0]), f"{app_name} stopped answering"
 
 
-def test_snapshots_never_crash_chromium(browser: Browser) -> None:
-    _snapshot_hard("Chromium", browser.proc.pid)
-    assert browser.proc.poll() is None, "Chromium died"
+def test_snapshots_never_crash_chromium(real_browser: Browser) -> None:
+    _snapshot_hard("Chromium", real_browser.proc.pid)
+    assert real_browser.proc.poll() is None, "Chromium died"
 
 
 @pytest.mark.parametrize("name", sorted(APPS))
-def test_snapshots_never_crash_the_app(session: Path, name: str) -> None:
-    proc = start([*APPS[name], *([str(session / "crash.txt")] if "editor" in name
+def test_snapshots_never_crash_the_app(real_session: Path, name: str) -> None:
+    proc = start([*APPS[name], *([str(real_session / "crash.txt")] if "editor" in name
                                  or "Qt" in name else [])], stdout=subprocess.DEVNULL)
     try:
         _snapshot_hard(name, proc.pid)
@@ -134,7 +111,7 @@ def test_snapshots_never_crash_the_app(session: Path, name: str) -> None:
         stop(proc)
 
 
-def test_an_app_that_leaves_is_said_to_have_closed(session: Path) -> None:
+def test_an_app_that_leaves_is_said_to_have_closed(real_session: Path) -> None:
     from appliance.desktop.atspi import open_desktop
     from appliance.desktop.model import Action, DesktopError
 

@@ -36,6 +36,9 @@ CHROMIUM_FLAGS = (
     "--window-position=0,0", "--window-size=1000,740", "--password-store=basic",
 )
 
+EDITORS = {"featherpad": ["featherpad"], "gtk4-print-editor": ["gtk4-print-editor"]}
+"""Text editors that save the file they were opened on: Qt 5 and GTK4."""
+
 for tool in ("chromium", "openbox", "yad", "featherpad", "gtk4-print-editor", "galculator"):
     # scripts/setup.sh installs these: a missing one fails the tests rather than skipping them.
     assert shutil.which(tool), f"{tool} missing: run scripts/setup.sh"
@@ -301,3 +304,4 @@ def _editor_up(file_name: str) -> bool:
             "focused" in n.states and "editable" in n.states for n in snap.nodes)
     finally:
         desktop.bus.close()
+

@@ -245,13 +245,13 @@ class AtspiDesktop:
         if "Component" in t.raw.interfaces:
             self._call(t, COMPONENT, "GrabFocus")
             self._settle(t.view, [t.node_id], lambda a: "focused" in a[t.node_id].states)
-        via = "uinput"
-        try:
-            if not self._uinput:
-                raise DesktopError("no uinput")
-            self._keyboard_device().type(text)
-        except DesktopError:
-            self._uinput, via = False, "atspi keys"
+        via = "uinput" if self._uinput else "atspi keys"
+        if self._uinput:
+            try:
+                self._keyboard_device().type(text)
+            except DesktopError:
+                self._uinput, via = False, "atspi keys"  # no uinput on this device
+        if via == "atspi keys":
             self.bus.call(DEC, "org.a11y.atspi.DeviceEventController", "GenerateKeyboardEvent",
                           GLib.Variant("(isu)", (0, text, KEY_STRING)))
         if "Text" not in t.raw.interfaces:
