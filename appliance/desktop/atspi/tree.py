@@ -22,7 +22,12 @@ from appliance.desktop.atspi.bus import (
 )
 from appliance.desktop.atspi.gi_modules import Atspi, GLib
 from appliance.desktop.atspi.vocabulary import has_state, role_name, with_state
-from appliance.desktop.roles import LABELLED_ROLES, NAMED_BY_CONTENT_ROLES, READABLE_TEXT_ROLES
+from appliance.desktop.roles import (
+    LABEL_TEXT_ROLES,
+    LABELLED_ROLES,
+    NAMED_BY_CONTENT_ROLES,
+    READABLE_TEXT_ROLES,
+)
 
 ACTION = "org.a11y.atspi.Action"
 VALUE = "org.a11y.atspi.Value"
@@ -332,8 +337,6 @@ def _content_name(tree: AppTree, node: RawNode, budget: int = 20) -> str:
     return " ".join(parts)
 
 
-LABEL_ROLES = frozenset({"label", "static", "text", "section", "table cell", "paragraph"})
-"""Roles whose name is text shown on screen: candidates to label a control beside them."""
 LABEL_REACH = 250  # pixels: a label farther than this from a field is not its label
 
 
@@ -347,12 +350,12 @@ def _name_from_neighbours(tree: AppTree) -> None:
     on screen is one candidate.
     """
     labels = [n for n in tree.nodes.values()
-              if n.role in LABEL_ROLES and n.name and n.bounds is not None
+              if n.role in LABEL_TEXT_ROLES and n.name and n.bounds is not None
               and "EditableText" not in n.interfaces]
     for node in tree.nodes.values():
         for ref in node.children:
             child = tree.nodes.get(ref)
-            if (child is not None and node.name and child.role in LABEL_ROLES
+            if (child is not None and node.name and child.role in LABEL_TEXT_ROLES
                     and child.name == node.name and not child.children):
                 child.name = ""
         for i, ref in enumerate(node.children):
