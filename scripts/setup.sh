@@ -15,6 +15,10 @@ APT_PACKAGES=(
     # the AT-SPI desktop: a real GTK app on Xvfb over a private D-Bus session (tests), pyatspi
     at-spi2-core python3-pyatspi python3-gi gir1.2-gtk-3.0 gir1.2-atspi-2.0 xvfb dbus-x11
     libgtk-3-0 libatk-adaptor
+    # real applications the AT-SPI adapter is tested against (tests/test_real_apps*.py): a
+    # browser, GTK3 (widget factory, calculator, yad forms), GTK4 (widget factory), Qt 5
+    # (featherpad), and a window manager, without which key events reach no window
+    chromium openbox yad gtk-3-examples galculator gtk-4-examples featherpad
     # uinput tested for real inside a throwaway QEMU VM (scripts/build-vm.sh)
     qemu-system-x86 busybox-static cpio
     udev  # udevadm, packed into the VM to test hardware/70-appliance.rules on real devices

@@ -13,6 +13,6 @@ Xvfb -displayfd 4 -screen 0 1024x768x24 -nolisten tcp 4>"$fifo" &
 xvfb=$!
 trap 'kill $xvfb 2>/dev/null; rm -rf "$XDG_RUNTIME_DIR"' EXIT
 read -r -t 10 display < "$fifo" || { echo "xvfb-session: Xvfb did not start" >&2; exit 1; }
-export DISPLAY=:$display GTK_A11Y=atspi
+export DISPLAY=:$display GTK_A11Y=atspi QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1 ACCESSIBILITY_ENABLED=1
 unset NO_AT_BRIDGE
 dbus-run-session -- "$@"

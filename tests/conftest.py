@@ -13,6 +13,7 @@ import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import psycopg
@@ -169,3 +170,32 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return str(tmp_path / "journal.sqlite")
     url: str = request.getfixturevalue("fresh_pg_url")
     return url
+
+
+# =============================================================================================
+# Real applications (tests/test_real_apps*.py): one desktop session and one Chromium a module.
+# =============================================================================================
+
+
+@pytest.fixture(scope="module")
+def real_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Xvfb, a session bus and openbox for one module."""
+    from tests.apps.real_apps import desktop_session
+
+    tmp = tmp_path_factory.mktemp("real-apps")
+    with desktop_session(tmp):
+        yield tmp
+
+
+@pytest.fixture(scope="module")
+def real_browser(real_session: Path) -> Iterator[Any]:
+    """Chromium showing the form page, served on loopback, for one module."""
+    from tests.apps.real_apps import FormServer, start_chromium, stop
+
+    form = FormServer()
+    browser = start_chromium(real_session, form)
+    try:
+        yield browser
+    finally:
+        stop(browser.proc)
+        form.close()

@@ -56,3 +56,8 @@ def test_spoken_digits_uses_rbnf_words() -> None:
 def test_round_trip_for_names() -> None:
     for n in (0, 7, 13, 40, 99, 100, 101, 250, 999, 1000, 2024):
         assert digits_in(spoken_digits(f"Item {n}")) == f"Item {n}"
+
+
+def test_digits_rbnf_cannot_say_stay_digits() -> None:
+    # A browser's tab shows "127.0.0.1:41423": a reading of it must not stop the turn.
+    assert "41423" not in spoken_digits("127.0.0.1:41423")

@@ -246,7 +246,9 @@ def find_targets(
     if any(f[1] for f in found):
         # "the fan button": among buttons only, if any button is a match at all
         found = [f for f in found if f[1] or f[0] == 1.0]
-    found.sort(key=lambda f: (-f[0], not f[1], not f[2], not f[3], f[4]))
+    # An exact name first; then what is showing, so a folded menu item never outranks a
+    # button on screen in the same window by a closer fuzzy score.
+    found.sort(key=lambda f: (f[0] < 1.0, not f[1], not f[2], not f[3], -f[0], f[4]))
     return [Match(node=f[5], score=f[0]) for f in found[:limit]]
 
 

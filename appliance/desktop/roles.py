@@ -83,6 +83,9 @@ NAMED_BY_CONTENT_ROLES = frozenset(
 )
 """Unnamed ones take their name from the text inside them."""
 
+LABEL_TEXT_ROLES = frozenset({"label", "static", "text", "section", "table cell", "paragraph"})
+"""Whose name is text shown on screen: what may label an unnamed control beside it."""
+
 LABELLED_ROLES = frozenset(
     {"text", "password text", "entry", "combo box", "slider", "spin button", "list", "table",
      "tree", "scroll pane", "check box", "radio button", "push button", "toggle button"}

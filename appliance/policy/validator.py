@@ -405,6 +405,7 @@ def _one_target(name: str, snapshot: Snapshot, roles: frozenset[str] | None) -> 
         and m.node.name == best.node.name
         and m.node.app == best.node.app
         and m.node.window == best.node.window
+        and m.node.visible == best.node.visible  # a folded menu's item does not rival a button
     ]
     if twins:
         places = tuple(_place(m.node) for m in (best, *twins))

@@ -11,6 +11,7 @@ import re
 from functools import cache, lru_cache
 
 from unicode_rbnf import RbnfEngine
+from unicode_rbnf.engine import RbnfError
 
 UNITS = {
     "zero": 0, "nought": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
@@ -206,7 +207,7 @@ def spoken_digits(text: str) -> str:
     def words(m: re.Match[str]) -> str:
         try:
             spoken = _number_words(m.group(0))
-        except ValueError:  # rbnf has no rule (a huge number): keep the digits
+        except (ValueError, RbnfError):  # no rule (a huge number, "0.1" in "127.0.0.1")
             return m.group(0)
         glued = m.start() > 0 and text[m.start() - 1].isalpha()  # "F4" is said "F four"
         return " " + spoken if glued else spoken

@@ -82,8 +82,11 @@ class AtspiDesktop:
         return self.screen.snapshot()
 
     def problems(self) -> list[str]:
-        """Spoken notes about applications that stopped answering."""
-        return [f"{name} is not responding." for name in self.screen.not_answering.values()]
+        """Spoken notes about applications that stopped answering or left while being read."""
+        gone = [f"{name} has closed." for name in self.screen.gone.values()]
+        self.screen.gone.clear()  # said once
+        return gone + [f"{name} is not responding."
+                       for name in self.screen.not_answering.values()]
 
     def perform(self, action: Action) -> ActionResult:
         match action.kind:
@@ -121,6 +124,9 @@ class AtspiDesktop:
             hung = ", ".join(self.screen.not_answering.values())
             if hung:
                 raise DesktopError(f"{hung} is not responding.") from None
+            gone = ", ".join(self.screen.gone.values())
+            if gone:
+                raise DesktopError(f"{gone} has closed.") from None
             raise DesktopError("That element is no longer on the screen.") from None
         if enabled and "insensitive" in state_names(raw.states):
             raise DesktopError(f"{raw.name or 'That element'} is disabled.")
@@ -135,6 +141,9 @@ class AtspiDesktop:
             if exc.timed_out:
                 self.screen.invalidate()
                 raise DesktopError(f"{app} is not responding.") from None
+            if exc.gone:
+                self.screen.invalidate()
+                raise DesktopError(f"{app} has closed.") from None
             raise DesktopError(f"{app} did not accept that.") from None
 
     def _states(self, view: AppView, ids: list[str]) -> dict[str, ElementState]:
@@ -241,6 +250,7 @@ class AtspiDesktop:
         before = self._states(t.view, [t.node_id])
         if "Component" in t.raw.interfaces:
             self._call(t, COMPONENT, "GrabFocus")
+            self._settle(t.view, [t.node_id], lambda a: "focused" in a[t.node_id].states)
         keys.press("ctrl+End")
         keys.type(insert)
         if secret or "Text" not in t.raw.interfaces:
@@ -271,19 +281,17 @@ class AtspiDesktop:
         )
 
     def _keys(self) -> tuple[Any, str]:
-        """uinput's keyboard, else the registry's synthetic keys (no uinput here)."""
-        if self._uinput:
-            try:
-                return self._keyboard_device(), "uinput"
-            except DesktopError:
-                self._uinput = False
-        return self._synth, "atspi"
+        return self._input(self._keyboard_device)
 
     def _clicks(self) -> tuple[Any, str]:
-        """uinput's pointer, else the registry's synthetic clicks."""
+        return self._input(self._pointer_device)
+
+    def _input(self, uinput_device: Callable[[], Any]) -> tuple[Any, str]:
+        """A uinput device and "uinput", else the registry's synthetic input and "atspi" (no
+        uinput here: it is not asked again)."""
         if self._uinput:
             try:
-                return self._pointer_device(), "uinput"
+                return uinput_device(), "uinput"
             except DesktopError:
                 self._uinput = False
         return self._synth, "atspi"
@@ -400,25 +408,49 @@ class AtspiDesktop:
 
     def _choose(self, t: Target, choice: str) -> ActionResult:
         items = self._items(t)
-        index = next((i for i, (_id, raw) in enumerate(items)
+        found = next((node_id for node_id, raw in items
                       if raw.name.casefold() == choice.casefold()), None)
-        if index is None:
+        if found is None:
             raise DesktopError(f"{t.raw.name} has no choice {choice}.")
-        before = self._states(t.view, [t.node_id])
-        item = items[index][1]
-        if item.actions:
-            self.bus.call(item.ref, ACTION, "DoAction",
-                          GLib.Variant("(i)", (_pick_action(item.actions),)))
-        elif "Selection" in t.raw.interfaces:
-            self._call(t, SELECTION, "SelectChild", GLib.Variant("(i)", (index,)))
+        return self._choose_item(t, self._target(found, enabled=False))
+
+    def _combo_of(self, t: Target) -> Target | None:
+        """The combo box an option belongs to (its list or menu's parent), if it is one."""
+        parts = t.node_id.split(".")
+        for cut in (2, 3):
+            combo_id = ".".join(parts[:-cut])
+            ref = t.view.ref_of.get(combo_id)
+            if ref is not None and t.view.tree.nodes[ref].role == "combo box":
+                return self._target(combo_id, enabled=False)
+        return None
+
+    def _choose_item(self, combo: Target, item: Target) -> ActionResult:
+        """Choose one option of a combo box, folded or not, and read the choice back."""
+        ids = [combo.node_id, item.node_id]
+        before = self._states(combo.view, ids)
+        index = [i for i, _raw in self._items(combo)].index(item.node_id)
+        if item.raw.actions:
+            self._call(item, ACTION, "DoAction",
+                       GLib.Variant("(i)", (_pick_action(item.raw.actions),)))
+        elif "Selection" in combo.raw.interfaces:
+            self._call(combo, SELECTION, "SelectChild", GLib.Variant("(i)", (index,)))
         else:
-            raise DesktopError(f"{t.raw.name} can't be changed.")
-        after = self._states(t.view, [t.node_id])
-        got = after[t.node_id].value
-        ok = str(got or "").casefold() == items[index][1].name.casefold()
-        return self._result(before, after, ok, "set" if ok else _observed(after[t.node_id]))
+            raise DesktopError(f"{combo.raw.name} can't be changed.")
+
+        def chosen(a: dict[str, ElementState]) -> bool:
+            value = a[combo.node_id].value
+            if isinstance(value, str):
+                return value.casefold() == item.raw.name.casefold()
+            return "selected" in a[item.node_id].states
+
+        after = self._settle(combo.view, ids, chosen)
+        ok = chosen(after)
+        return self._result(before, after, ok, "set" if ok else _observed(after[combo.node_id]))
 
     def _select(self, t: Target) -> ActionResult:
+        combo = self._combo_of(t)
+        if combo is not None:
+            return self._choose_item(combo, t)
         parent_id = t.node_id.rsplit(".", 1)[0]
         siblings = [i for i in t.view.ref_of if i.rsplit(".", 1)[0] == parent_id
                     and i.count(".") == t.node_id.count(".")]
@@ -495,6 +527,9 @@ class AtspiDesktop:
                     os.kill(pid, signal.SIGTERM)
         if not wait_until(lambda: not self._running(name), deadline_after(self.open_timeout)):
             raise DesktopError(f"{name} did not close.")
+        for bus_name, app in list(self.screen.gone.items()):
+            if app.casefold() == entry.name.casefold():
+                del self.screen.gone[bus_name]  # closed on purpose: nothing to tell
 
     # -- undo ----------------------------------------------------------------------------
 

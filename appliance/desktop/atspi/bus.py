@@ -26,11 +26,13 @@ Ref = tuple[str, str]
 
 
 class BusError(Exception):
-    """A call into an application failed; `timed_out` says whether it stopped answering."""
+    """A call into an application failed: `timed_out` if it stopped answering, `gone` if it
+    left the bus (closed or crashed) before replying."""
 
-    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+    def __init__(self, message: str, *, timed_out: bool = False, gone: bool = False) -> None:
         super().__init__(message)
         self.timed_out = timed_out
+        self.gone = gone
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ class A11yBus:
                 GLib.VariantType("(s)"), Gio.DBusCallFlags.NONE, self.timeout_ms * 5, None,
             )
             address = reply.unpack()[0]
+            switch_on_accessibility(session, self.timeout_ms * 5)
             flags = (
                 Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT
                 | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION
@@ -166,8 +169,31 @@ class A11yBus:
         self._subscriptions.clear()
 
 
+def switch_on_accessibility(session: Any, timeout_ms: int) -> None:
+    """Set the session's accessibility switch, as a screen reader does on start.
+
+    Qt and Chromium join the accessibility bus only once `org.a11y.Status.IsEnabled` is true
+    (Qt also watches `ScreenReaderEnabled`); GTK joins regardless. Best effort: a session bus
+    without a settable switch still has GTK's applications.
+    """
+    for name in ("IsEnabled", "ScreenReaderEnabled"):
+        try:
+            session.call_sync(
+                "org.a11y.Bus", "/org/a11y/bus", PROPERTIES, "Set",
+                _variant("(ssv)", ("org.a11y.Status", name, GLib.Variant("b", True))),
+                None, Gio.DBusCallFlags.NONE, timeout_ms, None,
+            )
+        except GLib.Error:
+            continue
+
+
+GONE_ERRORS = ("ServiceUnknown", "disconnected", "NameHasNoOwner")
+
+
 def _bus_error(exc: Any) -> BusError:
-    timed_out = exc.matches(Gio.io_error_quark(), Gio.IOErrorEnum.TIMED_OUT) or (
-        "NoReply" in exc.message or "Timeout" in exc.message
+    gone = any(word in exc.message for word in GONE_ERRORS)
+    timed_out = not gone and (
+        exc.matches(Gio.io_error_quark(), Gio.IOErrorEnum.TIMED_OUT)
+        or "NoReply" in exc.message or "Timeout" in exc.message
     )
-    return BusError(exc.message, timed_out=bool(timed_out))
+    return BusError(exc.message, timed_out=bool(timed_out), gone=gone)

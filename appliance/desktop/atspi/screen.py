@@ -27,9 +27,10 @@ from appliance.desktop.atspi.tree import (
     AppTree,
     RawNode,
     apply_reply,
+    clean_name,
     extents_call,
     fetch_app,
-    value_call,
+    value_calls,
 )
 from appliance.desktop.atspi.vocabulary import has_state, state_names
 from appliance.desktop.model import REDACTED, ElementState, Node, Snapshot
@@ -83,6 +84,7 @@ class Screen:
         self.apps: dict[str, AppView] = {}
         self.app_order: list[str] = []
         self.not_answering: dict[str, str] = {}  # bus name -> application name
+        self.gone: dict[str, str] = {}  # bus name -> name of an app that left while being read
         self.aliases: dict[str, str] = {}  # bus name -> .desktop name of an app we launched
         self.hidden: set[str] = set()  # bus names of HIDDEN_APPS: neither read nor listened to
         self._stale_apps: set[str] = set()
@@ -136,6 +138,8 @@ class Screen:
             return
         names = [str(bus_name) for bus_name, _path in reply[0]]
         for gone in set(self.apps) - set(names):
+            if gone not in self.hidden:
+                self.gone[gone] = self.apps[gone].tree.name  # said once, by problems()
             del self.apps[gone]
         for gone in set(self.not_answering) - set(names):
             del self.not_answering[gone]
@@ -155,6 +159,8 @@ class Screen:
             if exc.timed_out:
                 known = self.not_answering.get(bus_name) or self._guess_name(bus_name)
                 self.not_answering[bus_name] = known
+            elif exc.gone:
+                self.gone.setdefault(bus_name, self._guess_name(bus_name))
             self.apps.pop(bus_name, None)
             return
         self.not_answering.pop(bus_name, None)
@@ -170,7 +176,8 @@ class Screen:
 
     def _guess_name(self, bus_name: str) -> str:
         view = self.apps.get(bus_name)
-        return view.tree.name if view is not None else "An application"
+        return view.tree.name if view is not None else self.aliases.get(
+            bus_name, "An application")
 
     def _reread_nodes(self, refs: set[Ref]) -> None:
         by_app: dict[str, list[RawNode]] = {}
@@ -281,10 +288,11 @@ def refresh_raw(bus: A11yBus, tree: AppTree, raws: list[RawNode]) -> None:
         kinds.append(("states", raw))
         calls.append(Call(raw.ref, PROPERTIES, "Get", GLib.Variant("(ss)", (ACCESSIBLE, "Name"))))
         kinds.append(("name", raw))
-        if (read := value_call(raw)) is not None:
-            calls.append(read[0])
-            kinds.append((read[1], raw))
-        elif raw.role in SECRET_ROLES:
+        reads = value_calls(raw)
+        for call, kind in reads:
+            calls.append(call)
+            kinds.append((kind, raw))
+        if not reads and raw.role in SECRET_ROLES:
             # Only the length of a secret is read, never its characters.
             calls.append(Call(raw.ref, PROPERTIES, "Get",
                               GLib.Variant("(ss)", (TEXT, "CharacterCount"))))
@@ -294,14 +302,14 @@ def refresh_raw(bus: A11yBus, tree: AppTree, raws: list[RawNode]) -> None:
             kinds.append(("bounds", raw))
     for (kind, raw), reply in zip(kinds, bus.call_many(calls), strict=True):
         if isinstance(reply, BusError):
-            if kind in ("combo", "bounds") and not reply.timed_out:
-                continue  # nothing chosen yet; or no extents to give
+            if kind in OPTIONAL_READS and not reply.timed_out and not reply.gone:
+                continue  # nothing chosen yet; no extents to give; no bounds to a value
             raise reply
         if kind == "states":
-            raw.states = tuple(reply[0])
+            raw.states = tree.shown(tuple(reply[0]), raw.ref)
         elif kind == "name":
-            if reply[0]:
-                raw.name = str(reply[0])
+            if reply[0] and not raw.inferred_name:
+                raw.name = clean_name(reply[0])
         elif kind == "secret":
             raw.value = REDACTED if int(reply[0]) else ""
         else:
@@ -309,6 +317,9 @@ def refresh_raw(bus: A11yBus, tree: AppTree, raws: list[RawNode]) -> None:
     for raw in raws:
         if not has_state(raw.states, "showing"):
             raw.bounds = None  # hidden since it was last read: it has no place on screen
+
+
+OPTIONAL_READS = frozenset({"combo", "bounds", "minimum", "maximum"})
 
 
 def shown_value(raw: RawNode) -> str | float | None:

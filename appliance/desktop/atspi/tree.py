@@ -6,6 +6,7 @@ stalling the appliance; a call that times out marks the whole application as not
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,8 +21,13 @@ from appliance.desktop.atspi.bus import (
     Ref,
 )
 from appliance.desktop.atspi.gi_modules import Atspi, GLib
-from appliance.desktop.atspi.vocabulary import has_state, role_name
-from appliance.desktop.roles import LABELLED_ROLES, NAMED_BY_CONTENT_ROLES, READABLE_TEXT_ROLES
+from appliance.desktop.atspi.vocabulary import has_state, role_name, with_state
+from appliance.desktop.roles import (
+    LABEL_TEXT_ROLES,
+    LABELLED_ROLES,
+    NAMED_BY_CONTENT_ROLES,
+    READABLE_TEXT_ROLES,
+)
 
 ACTION = "org.a11y.atspi.Action"
 VALUE = "org.a11y.atspi.Value"
@@ -32,6 +38,8 @@ COMPONENT = "org.a11y.atspi.Component"
 TEXT_VALUE_ROLES = READABLE_TEXT_ROLES
 NAME_FROM_CONTENT = NAMED_BY_CONTENT_ROLES
 NEEDS_LABEL = LABELLED_ROLES
+VALUE_PROPERTIES = (("CurrentValue", "value"), ("MinimumValue", "minimum"),
+                    ("MaximumValue", "maximum"))
 LABELLED_BY = int(Atspi.RelationType.LABELLED_BY)
 SCREEN_COORDS = int(Atspi.CoordType.SCREEN)
 
@@ -54,6 +62,7 @@ class RawNode:
     minimum: float | None = None
     maximum: float | None = None
     bounds: tuple[int, int, int, int] | None = None  # x, y, width, height on screen
+    inferred_name: bool = False  # named from a label near it: the toolkit's own name is not it
 
 
 @dataclass
@@ -65,17 +74,38 @@ class AppTree:
     nodes: dict[Ref, RawNode]
     windows: list[Ref]
     truncated: bool = False
+    visible_means_showing: bool = False
+    """GTK 4.8 sets `visible` but never `showing`: then visible is taken as on screen."""
+
+    options: set[Ref] = field(default_factory=set)
+    """Choices of combo boxes on screen: choosable by name though their list is folded away."""
+
+    def shown(self, states: tuple[int, ...], ref: Ref | None = None) -> tuple[int, ...]:
+        """States as read, with `showing` added where this toolkit never reports it, and on the
+        options of a combo box that is showing."""
+        if ref in self.options:
+            return with_state(with_state(states, "visible"), "showing")
+        if self.visible_means_showing and has_state(states, "visible"):
+            return with_state(states, "showing")
+        return states
 
 
-def value_call(node: RawNode) -> tuple[Call, str] | None:
-    """The call that reads what a node holds (a number, its text, a combo's choice), if any."""
+def value_calls(node: RawNode) -> list[tuple[Call, str]]:
+    """The calls that read what a node holds (a number, its text, a combo's choice), if any.
+
+    Each D-Bus property is read on its own, as libatspi does: a bulk `GetAll` makes toolkits
+    compute every property at once, and some abort on one they cannot give (Chromium on a
+    slider with no value; Qt 5 segfaults).
+    """
     if "Value" in node.interfaces:
-        return Call(node.ref, PROPERTIES, "GetAll", GLib.Variant("(s)", (VALUE,))), "value"
+        return [(Call(node.ref, PROPERTIES, "Get", GLib.Variant("(ss)", (VALUE, name))), kind)
+                for name, kind in VALUE_PROPERTIES]
     if "Text" in node.interfaces and node.role in TEXT_VALUE_ROLES:
-        return Call(node.ref, TEXT, "GetText", GLib.Variant("(ii)", (0, -1))), "text"
+        return [(Call(node.ref, TEXT, "GetText", GLib.Variant("(ii)", (0, -1))), "text")]
     if node.role == "combo box" and "Selection" in node.interfaces:
-        return Call(node.ref, SELECTION, "GetSelectedChild", GLib.Variant("(i)", (0,))), "combo"
-    return None
+        return [(Call(node.ref, SELECTION, "GetSelectedChild", GLib.Variant("(i)", (0,))),
+                 "combo")]
+    return []
 
 
 def extents_call(node: RawNode) -> Call | None:
@@ -83,6 +113,16 @@ def extents_call(node: RawNode) -> Call | None:
     if "Component" not in node.interfaces or not has_state(node.states, "showing"):
         return None  # an element not on screen has no place worth reading
     return Call(node.ref, COMPONENT, "GetExtents", GLib.Variant("(u)", (SCREEN_COORDS,)))
+
+
+TYPE_NAME = re.compile(r"(Gtk|Gdk|Adw|Gsk)[A-Z][A-Za-z]*")
+"""GTK 4.8 names a widget that has no name by its type ("GtkTextView"): that is no name."""
+
+
+def clean_name(name: Any) -> str:
+    """A name as said aloud: toolkits pad some with runs of spaces or line breaks."""
+    words = " ".join(str(name).split())
+    return "" if TYPE_NAME.fullmatch(words) else words
 
 
 def _short(iface: str) -> str:
@@ -111,7 +151,7 @@ def fetch_app(
         nodes[ref] = RawNode(
             ref=ref, parent=(str(parent[0]), str(parent[1])), index=int(index),
             child_count=int(count), interfaces=frozenset(_short(i) for i in ifaces),
-            name=str(name), role=role_name(int(role)), states=tuple(states),
+            name=clean_name(name), role=role_name(int(role)), states=tuple(states),
         )
     by_parent: dict[Ref, list[RawNode]] = {}
     for node in nodes.values():
@@ -124,6 +164,17 @@ def fetch_app(
         root_children = _children_of(bus, [root]).get(root, [])
     tree = AppTree(bus_name=bus_name, name=app_name, nodes={}, windows=root_children)
     _fill_gaps(bus, tree, nodes, max_nodes=max_nodes, max_depth=max_depth)
+    # Decided by what the toolkit reports below its windows (GTK 4.8 marks only windows).
+    inner = [n for n in tree.nodes.values() if n.ref not in tree.windows]
+    tree.visible_means_showing = not any(has_state(n.states, "showing") for n in inner) and any(
+        has_state(n.states, "visible") for n in inner)
+    for node in tree.nodes.values():
+        node.states = tree.shown(node.states)
+    tree.options = {ref for combo in tree.nodes.values()
+                    if combo.role == "combo box" and has_state(combo.states, "showing")
+                    for ref in _option_refs(tree, combo)}
+    for ref in tree.options:
+        tree.nodes[ref].states = tree.shown(tree.nodes[ref].states, ref)
     _enrich(bus, tree)
     return tree
 
@@ -147,23 +198,25 @@ def _describe(bus: A11yBus, refs: list[Ref], parents: dict[Ref, tuple[Ref, int]]
         calls += [
             Call(ref, ACCESSIBLE, "GetRole"), Call(ref, ACCESSIBLE, "GetState"),
             Call(ref, ACCESSIBLE, "GetInterfaces"),
-            Call(ref, PROPERTIES, "GetAll", GLib.Variant("(s)", (ACCESSIBLE,))),
+            Call(ref, PROPERTIES, "Get", GLib.Variant("(ss)", (ACCESSIBLE, "Name"))),
+            Call(ref, PROPERTIES, "Get", GLib.Variant("(ss)", (ACCESSIBLE, "ChildCount"))),
         ]
     replies = bus.call_many(calls)
     out = []
     for i, ref in enumerate(refs):
-        role, states, ifaces, props = replies[i * 4 : i * 4 + 4]
+        role, states, ifaces, name, count = replies[i * 5 : i * 5 + 5]
         if isinstance(role, BusError) and role.timed_out:
             raise role
-        if any(isinstance(r, BusError) for r in (role, states, ifaces, props)):
+        if any(isinstance(r, BusError) for r in (role, states, ifaces, name, count)):
             continue
         assert not isinstance(role, BusError) and not isinstance(states, BusError)
-        assert not isinstance(ifaces, BusError) and not isinstance(props, BusError)
+        assert not isinstance(ifaces, BusError) and not isinstance(name, BusError)
+        assert not isinstance(count, BusError)
         parent, index = parents[ref]
         out.append(RawNode(
-            ref=ref, parent=parent, index=index, child_count=int(props[0].get("ChildCount", 0)),
+            ref=ref, parent=parent, index=index, child_count=int(count[0]),
             interfaces=frozenset(_short(x) for x in ifaces[0]),
-            name=str(props[0].get("Name", "")), role=role_name(int(role[0])),
+            name=clean_name(name[0]), role=role_name(int(role[0])),
             states=tuple(states[0]),
         ))
     return out
@@ -221,9 +274,9 @@ def _enrich(bus: A11yBus, tree: AppTree) -> None:
         if "Action" in node.interfaces:
             calls.append(Call(node.ref, ACTION, "GetActions"))
             kinds.append(("actions", node))
-        if (read := value_call(node)) is not None:
-            calls.append(read[0])
-            kinds.append((read[1], node))
+        for call, kind in value_calls(node):
+            calls.append(call)
+            kinds.append((kind, node))
         if not node.name and node.role in NEEDS_LABEL:
             calls.append(Call(node.ref, ACCESSIBLE, "GetRelationSet"))
             kinds.append(("relations", node))
@@ -247,10 +300,11 @@ def apply_reply(tree: AppTree, node: RawNode, kind: str, reply: tuple[Any, ...])
     if kind == "actions":
         node.actions = tuple(str(a[0]).lower() for a in reply[0])
     elif kind == "value":
-        values = reply[0]
-        node.value = float(values.get("CurrentValue", 0.0))
-        node.minimum = float(values["MinimumValue"]) if "MinimumValue" in values else None
-        node.maximum = float(values["MaximumValue"]) if "MaximumValue" in values else None
+        node.value = float(reply[0])
+    elif kind == "minimum":
+        node.minimum = float(reply[0])
+    elif kind == "maximum":
+        node.maximum = float(reply[0])
     elif kind == "text":
         node.value = str(reply[0])
     elif kind == "combo":
@@ -283,14 +337,77 @@ def _content_name(tree: AppTree, node: RawNode, budget: int = 20) -> str:
     return " ".join(parts)
 
 
+LABEL_REACH = 250  # pixels: a label farther than this from a field is not its label
+
+
 def _name_from_neighbours(tree: AppTree) -> None:
-    """A control still without a name takes the label just before it, as Orca guesses."""
+    """Name unnamed controls (and combo boxes named only by their choice) from labels.
+
+    As Orca's label inference: the label nearest to the left on the same line, else the nearer
+    of the one above and the one just right, from the extents already read;
+    where nothing on screen is known, the label just before the control among its siblings.
+    Own text children repeating their parent's name (a link's text) are emptied, so one thing
+    on screen is one candidate.
+    """
+    labels = [n for n in tree.nodes.values()
+              if n.role in LABEL_TEXT_ROLES and n.name and n.bounds is not None
+              and "EditableText" not in n.interfaces]
     for node in tree.nodes.values():
-        siblings = node.children
-        for i, ref in enumerate(siblings):
+        for ref in node.children:
             child = tree.nodes.get(ref)
-            if child is None or child.name or child.role not in NEEDS_LABEL or i == 0:
+            if (child is not None and node.name and child.role in LABEL_TEXT_ROLES
+                    and child.name == node.name and not child.children):
+                child.name = ""
+        for i, ref in enumerate(node.children):
+            child = tree.nodes.get(ref)
+            if child is None or child.role not in NEEDS_LABEL:
                 continue
-            before = tree.nodes.get(siblings[i - 1])
-            if before is not None and before.role == "label" and before.name:
-                child.name = before.name
+            by_choice = child.role == "combo box" and bool(child.name) and (
+                child.name == child.value or child.name in _choices(tree, child))
+            if child.name and not by_choice:
+                continue
+            label = _nearest_label(child, labels) if child.bounds is not None else None
+            if label is None and i > 0:
+                before = tree.nodes.get(node.children[i - 1])
+                if before is not None and before.role == "label" and before.name:
+                    label = before.name
+            if label is not None:
+                child.name, child.inferred_name = label, True
+
+
+def _option_refs(tree: AppTree, combo: RawNode) -> list[Ref]:
+    """A combo box's options: the children of its list or menu."""
+    out = []
+    for ref in combo.children:
+        holder = tree.nodes.get(ref)
+        out += [r for r in (holder.children if holder else []) if r in tree.nodes]
+    return out
+
+
+def _choices(tree: AppTree, combo: RawNode) -> set[str]:
+    """Names of a combo box's options."""
+    return {tree.nodes[r].name for r in _option_refs(tree, combo) if tree.nodes[r].name}
+
+
+def _nearest_label(field: RawNode, labels: list[RawNode]) -> str | None:
+    assert field.bounds is not None
+    fx, fy, fw, fh = field.bounds
+    best: tuple[int, int, str] | None = None
+    for label in labels:
+        assert label.bounds is not None
+        lx, ly, lw, lh = label.bounds
+        same_line = ly < fy + fh and fy < ly + lh
+        overlap_x = lx < fx + fw and fx < lx + lw
+        if same_line and lx + lw <= fx + 4:
+            rank, gap = 0, fx - (lx + lw)  # to the left
+        elif overlap_x and ly + lh <= fy + 4:
+            rank, gap = 1, fy - (ly + lh)  # above
+        elif same_line and lx >= fx + fw - 4:
+            rank, gap = 1, lx - (fx + fw)  # to the right, where a check box's label goes
+        else:
+            continue
+        if gap > LABEL_REACH:
+            continue
+        if best is None or (rank, gap) < (best[0], best[1]):
+            best = (rank, gap, label.name)
+    return best[2] if best is not None else None

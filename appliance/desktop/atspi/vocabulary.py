@@ -45,3 +45,11 @@ def state_names(words: list[int] | tuple[int, ...]) -> frozenset[str]:
 def has_state(words: list[int] | tuple[int, ...], name: str) -> bool:
     bit = int(getattr(Atspi.StateType, name.upper().replace(" ", "_")))
     return bool(words[bit // 32] & (1 << (bit % 32))) if bit // 32 < len(words) else False
+
+
+def with_state(words: list[int] | tuple[int, ...], name: str) -> tuple[int, ...]:
+    """The bitfield with one more state set."""
+    bit = int(getattr(Atspi.StateType, name.upper().replace(" ", "_")))
+    out = list(words) + [0] * max(0, bit // 32 + 1 - len(words))
+    out[bit // 32] |= 1 << (bit % 32)
+    return tuple(out)

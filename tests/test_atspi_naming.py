@@ -1,0 +1,79 @@
+"""How the AT-SPI tree names what it reads: trimmed, GTK4 type names dropped, labels by place."""
+
+from __future__ import annotations
+
+from appliance.desktop.atspi.tree import AppTree, RawNode, _name_from_neighbours, clean_name
+from appliance.desktop.atspi.vocabulary import has_state, state_names, with_state
+
+VISIBLE = with_state((0, 0), "visible")
+
+
+def _node(path: str, role: str, name: str, bounds: tuple[int, int, int, int] | None,
+          children: tuple[str, ...] = ()) -> RawNode:
+    return RawNode(ref=(":1.1", path), parent=None, index=0, child_count=len(children),
+                   interfaces=frozenset({"Component"}), name=name, role=role, states=VISIBLE,
+                   children=[(":1.1", c) for c in children], bounds=bounds)
+
+
+def _tree(*nodes: RawNode) -> AppTree:
+    return AppTree(bus_name=":1.1", name="App", nodes={n.ref: n for n in nodes}, windows=[])
+
+
+def test_names_are_trimmed_and_type_names_are_no_names() -> None:
+    assert clean_name("Convert      ") == "Convert"
+    assert clean_name("  Two\n lines ") == "Two lines"
+    assert clean_name("GtkTextView") == ""
+    assert clean_name("Gtk settings") == "Gtk settings"
+
+
+def test_label_on_the_left_beats_the_one_before_in_document_order() -> None:
+    # The dialog lists fields first, labels after (yad does): siblings would name them wrongly.
+    name_field = _node("/n", "text", "", (100, 10, 150, 30))
+    phone_field = _node("/p", "text", "", (100, 50, 150, 30))
+    tree = _tree(
+        _node("/panel", "panel", "", (0, 0, 300, 100), ("/n", "/p", "/ln", "/lp")),
+        name_field, phone_field,
+        _node("/ln", "label", "Name", (10, 10, 80, 30)),
+        _node("/lp", "label", "Phone", (10, 50, 80, 30)),
+    )
+    _name_from_neighbours(tree)
+    assert (name_field.name, phone_field.name) == ("Name", "Phone")
+
+
+def test_label_just_right_beats_a_farther_one_above() -> None:
+    email = _node("/e", "text", "Email", (12, 288, 180, 22))
+    phone = _node("/p", "text", "", (12, 328, 179, 22))
+    tree = _tree(
+        _node("/form", "form", "", (0, 0, 900, 600), ("/le", "/e", "/p", "/lp")),
+        _node("/le", "static", "Email", (14, 262, 86, 24)), email, phone,
+        _node("/lp", "static", "Phone", (196, 328, 50, 20)),
+    )
+    _name_from_neighbours(tree)
+    assert phone.name == "Phone"
+
+
+def test_combo_named_by_its_choice_takes_its_label() -> None:
+    combo = _node("/c", "combo box", "Checkup", (100, 10, 150, 30), ("/menu",))
+    combo.value = "Checkup"
+    tree = _tree(
+        _node("/panel", "panel", "", (0, 0, 300, 100), ("/l", "/c")),
+        _node("/l", "label", "Visit", (10, 10, 80, 30)), combo,
+        _node("/menu", "menu", "", None, ("/i",)), _node("/i", "menu item", "Checkup", None),
+    )
+    _name_from_neighbours(tree)
+    assert combo.name == "Visit" and combo.inferred_name
+
+
+def test_a_link_and_its_own_text_are_one_thing() -> None:
+    text = _node("/t", "static", "Help with this form", (12, 473, 153, 20))
+    tree = _tree(_node("/a", "link", "Help with this form", (12, 473, 153, 20), ("/t",)), text)
+    _name_from_neighbours(tree)
+    assert text.name == ""
+
+
+def test_visible_counts_as_showing_where_a_toolkit_never_says_showing() -> None:
+    tree = _tree()
+    assert tree.shown(VISIBLE) == VISIBLE
+    tree.visible_means_showing = True
+    assert has_state(tree.shown(VISIBLE), "showing")
+    assert "invisible" not in state_names(tree.shown(VISIBLE))
