@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from appliance.desktop.atspi.tree import AppTree, RawNode, _name_from_neighbours, clean_name
 from appliance.desktop.atspi.vocabulary import has_state, state_names, with_state
 
@@ -19,11 +21,12 @@ def _tree(*nodes: RawNode) -> AppTree:
     return AppTree(bus_name=":1.1", name="App", nodes={n.ref: n for n in nodes}, windows=[])
 
 
-def test_names_are_trimmed_and_type_names_are_no_names() -> None:
-    assert clean_name("Convert      ") == "Convert"
-    assert clean_name("  Two\n lines ") == "Two lines"
-    assert clean_name("GtkTextView") == ""
-    assert clean_name("Gtk settings") == "Gtk settings"
+@pytest.mark.parametrize(("raw", "clean"), [
+    ("Convert      ", "Convert"), ("  Two\n lines ", "Two lines"), ("GtkTextView", ""),
+    ("Gtk settings", "Gtk settings"),
+])
+def test_names_are_trimmed_and_type_names_are_no_names(raw: str, clean: str) -> None:
+    assert clean_name(raw) == clean
 
 
 def test_label_on_the_left_beats_the_one_before_in_document_order() -> None:

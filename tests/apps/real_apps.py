@@ -7,6 +7,7 @@ A case is spoken commands run through `appliance say --desktop atspi` as the CLI
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import os
@@ -119,13 +120,13 @@ def start(cmd: list[str], **kwargs: Any) -> subprocess.Popen[str]:
 
 
 def stop(proc: subprocess.Popen[str]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
+    """Asked to end, then made to."""
+    for end in (proc.terminate, proc.kill):
+        if proc.poll() is not None:
+            return
+        end()
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def wait_for(check: Callable[[], Any], timeout: float = 30.0, step: float = 0.1) -> Any:

@@ -30,8 +30,7 @@ class Unresolved(Exception):
 class Ambiguous(Exception):
     def __init__(self, options: tuple[str, ...], score: float) -> None:
         super().__init__(options)
-        self.options = options
-        self.score = score
+        self.options, self.score = options, score
 
 
 @dataclass(frozen=True)
