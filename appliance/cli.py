@@ -562,8 +562,12 @@ def bench(
         })
     elif what == "desktop":
         from appliance.desktop.atspi.bench import bench_desktop
+        from appliance.desktop.atspi.bench_real import bench_real_apps
 
-        _print_json(bench_desktop())
+        report = bench_desktop()
+        report["real_apps"] = bench_real_apps(
+            progress=lambda line: typer.echo(f"bench desktop: {line}", err=True))
+        _print_json(report)
     elif what == "switch":
         from appliance.switch.bench import bench_switch
 
