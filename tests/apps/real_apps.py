@@ -7,7 +7,6 @@ A case is spoken commands run through `appliance say --desktop atspi` as the CLI
 
 from __future__ import annotations
 
-import contextlib
 import http.server
 import json
 import os
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from appliance.desktop.atspi.headless import stop_process
 from tests.apps.atspi_harness import headless_session
 from tests.cli_runner import run
 
@@ -120,13 +120,7 @@ def start(cmd: list[str], **kwargs: Any) -> subprocess.Popen[str]:
 
 
 def stop(proc: subprocess.Popen[str]) -> None:
-    """Asked to end, then made to."""
-    for end in (proc.terminate, proc.kill):
-        if proc.poll() is not None:
-            return
-        end()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=5)
+    stop_process(proc)
 
 
 def wait_for(check: Callable[[], Any], timeout: float = 30.0, step: float = 0.1) -> Any:
@@ -182,7 +176,12 @@ class FormServer:
         self.url = f"http://127.0.0.1:{self.server.server_port}/form.html"
 
     def last(self) -> dict[str, Any]:
-        return dict(self.states[-1]) if self.states else {}
+        """The newest state the page made: fetches may arrive out of order, so by its count."""
+        if not self.states:
+            return {}
+        newest = dict(max(self.states, key=lambda s: int(s.get("seq", 0))))
+        newest.pop("seq", None)
+        return newest
 
     def close(self) -> None:
         self.server.shutdown()

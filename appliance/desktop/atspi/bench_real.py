@@ -76,6 +76,7 @@ def _measure(
     rounds: int, progress: Callable[[str], None],
 ) -> dict[str, Any]:
     from appliance.desktop.atspi import open_desktop
+    from appliance.desktop.atspi.headless import stop_process
 
     proc = subprocess.Popen(app, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -109,12 +110,7 @@ def _measure(
             unverified += not result.verified
         alive = proc.poll() is None
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, grace=10)
     return {
         "nodes": len(snap.nodes),
         "snapshot_cold_ms": {"median": _ms(statistics.median(cold)), "max": _ms(max(cold))},

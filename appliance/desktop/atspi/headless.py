@@ -10,6 +10,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from appliance.desktop.model import DesktopError
 
@@ -109,3 +110,14 @@ def _read_line(fd: int, timeout: float) -> str:
             break
         data += chunk
     return data.decode().strip()
+
+
+def stop_process(proc: subprocess.Popen[Any], grace: float = 5.0) -> None:
+    """Asked to end, then made to: a program that ignores SIGTERM for `grace` seconds is
+    killed."""
+    for end in (proc.terminate, proc.kill):
+        if proc.poll() is not None:
+            return
+        end()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=grace)
