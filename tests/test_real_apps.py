@@ -21,6 +21,7 @@ from tests.apps.real_apps import (
     browser_case,
     editor_case,
     on_screen,
+    run_yad,
     start,
     stop,
     wait_for,
@@ -46,6 +47,14 @@ def test_browser_form(real_browser: Browser, kiosk: Kiosk, case: Case) -> None:
 @pytest.mark.parametrize("case", YAD_TUNED, ids=lambda c: c.name)
 def test_yad_form(real_session: Path, kiosk: Kiosk, case: Case) -> None:
     _check(yad_case(kiosk, case.name, case.commands, dict(case.wanted)))
+
+
+def test_an_ok_that_closes_its_dialog_is_said_as_done(real_session: Path, kiosk: Kiosk) -> None:
+    """yad exits when OK is pressed, so the button cannot be read back: the press worked."""
+    decisions, printed = run_yad(["type Ann into name", "press OK"], kiosk)
+    assert printed is not None and printed["Name"] == "Ann"  # what yad itself says
+    assert decisions == ["executed", "executed"]
+    assert kiosk.replies[-1]["spoken"] == "Pressed OK."
 
 
 @pytest.mark.parametrize("editor", sorted(EDITORS))

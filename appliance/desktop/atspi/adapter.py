@@ -184,7 +184,15 @@ class AtspiDesktop:
         if t.raw.actions:
             index = _pick_action(t.raw.actions)
             ok = bool(self._call(t, ACTION, "DoAction", GLib.Variant("(i)", (index,))))
-            after = self._states(t.view, [t.node_id])
+            try:
+                after = self._states(t.view, [t.node_id])
+            except BusError:
+                if not ok:
+                    raise
+                # Accepted, then gone: an OK or Close button takes its window (or its whole
+                # program, as a dialog tool does) with it. That is the press working.
+                self.screen.invalidate()
+                return self._result(before, {}, True, "activated; its window closed")
             detail = "activated" if ok else f"{t.raw.name} ignored {t.raw.actions[index]}"
             return self._result(before, after, ok, detail)
         if "Component" in t.raw.interfaces:
