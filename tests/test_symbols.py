@@ -7,7 +7,9 @@ import pytest
 
 from appliance.desktop.model import Node, Snapshot
 from appliance.desktop.resolve import find_targets, name_key
-from appliance.intents.model import Activate
+from appliance.desktop.uinput.keymap import char_stroke, parse_chord
+from appliance.intents.grammar import GrammarPlanner
+from appliance.intents.model import Activate, dump_intent
 from appliance.policy.validator import CONFIRM_BELOW, validate
 from appliance.settings import Settings
 from appliance.words.symbols import spelled_symbols
@@ -72,3 +74,25 @@ def test_an_operator_word_on_two_names_is_a_question_not_a_press() -> None:
     snap = Snapshot(nodes=nodes, active_app="calc", active_window="Calc")
     verdict = validate(Activate(target="minus", words="press minus"), snap, Settings())
     assert verdict.outcome == "clarify" and set(verdict.options) == {"M−", "±"}
+
+
+@pytest.mark.parametrize(("said", "wanted"), [
+    ("press plus", {"intent": "activate", "target": "+"}),
+    ("press equals", {"intent": "activate", "target": "="}),
+    ("press the plus key", {"intent": "press_key", "key": "plus"}),
+    ("press enter", {"intent": "press_key", "key": "Return"}),
+    ("control plus", {"intent": "press_key", "key": "plus", "modifiers": ["ctrl"]}),
+])
+def test_press_names_a_symbol_button_but_a_key_stays_a_key(
+    keypad: Snapshot, said: str, wanted: dict[str, object],
+) -> None:
+    plan = GrammarPlanner().plan(said, keypad)
+    assert plan.intent is not None
+    got = dump_intent(plan.intent)
+    assert {k: got.get(k) for k in wanted} == wanted, got
+
+
+@pytest.mark.parametrize(("name", "char"), [("plus", "+"), ("minus", "-"), ("asterisk", "*"),
+                                            ("period", "."), ("equal", "=")])
+def test_a_key_said_by_its_symbol_name_is_that_character(name: str, char: str) -> None:
+    assert parse_chord(name) == char_stroke(char)

@@ -57,6 +57,13 @@ NAMED_KEYS: dict[str, tuple[str, int]] = {
     "page_down": ("KEY_PAGEDOWN", 0xFF56), "space": ("KEY_SPACE", 0x20),
     **{f"f{i}": (f"KEY_F{i}", 0xFFBE + i - 1) for i in range(1, 13)},
 }
+PUNCTUATION_KEYSYMS: dict[str, str] = {
+    "plus": "+", "minus": "-", "equal": "=", "asterisk": "*", "slash": "/", "period": ".",
+    "comma": ",", "percent": "%", "semicolon": ";", "colon": ":", "apostrophe": "'",
+    "question": "?", "exclam": "!", "at": "@", "numbersign": "#", "underscore": "_",
+}
+"""X keysym names of the characters a spoken key name may mean ("press plus")."""
+
 MODIFIERS: dict[str, tuple[str, int]] = {
     # name -> (evdev key, X modifier mask)
     "ctrl": ("KEY_LEFTCTRL", 1 << 2), "control": ("KEY_LEFTCTRL", 1 << 2),
@@ -107,6 +114,7 @@ def parse_chord(chord: str) -> Stroke:
     named = NAMED_KEYS.get(last.lower())
     if named is not None:
         return Stroke(named[0], tuple(modifiers), named[1], mask)
+    last = PUNCTUATION_KEYSYMS.get(last.lower(), last)
     if len(last) == 1:
         base = char_stroke(last.lower() if last.isalpha() else last)
         extra = [m for m in base.modifiers if m not in modifiers]

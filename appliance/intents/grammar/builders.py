@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import re
 
-from appliance.desktop.resolve import SUBSET_SCORE, best_name, name_key, spoken_forms
-from appliance.desktop.roles import SELECTABLE_ROLES
+from appliance.desktop.model import Node, Snapshot
+from appliance.desktop.resolve import (
+    SUBSET_SCORE,
+    best_name,
+    find_targets,
+    name_key,
+    spoken_forms,
+)
+from appliance.desktop.roles import PRESSABLE_ROLES, SELECTABLE_ROLES
 from appliance.intents.grammar.messages import composed, search_field
 from appliance.intents.grammar.reading import Reading
 from appliance.intents.grammar.targets import Unresolved, any_of, containing
@@ -33,6 +40,7 @@ _NAMES_A_FIELD = re.compile(
     re.IGNORECASE,
 )
 """Dictation that ends by naming a field ("... into field 7"): that field was not found."""
+_WORD_CHAR = re.compile(r"\w")
 
 
 def build(reading: Reading) -> tuple[Intent, bool]:
@@ -51,6 +59,10 @@ def build(reading: Reading) -> tuple[Intent, bool]:
         case "press_key":
             mods = [slots[m].value for m in ("mod1", "mod2") if m in slots]
             modifiers: tuple[Modifier, ...] = tuple(dict.fromkeys(mods))
+            button = None if modifiers or words.rstrip(" .!").endswith("key") else (
+                _symbol_button(reading.said("key"), snapshot))
+            if button is not None:  # "press plus" on a calculator: its + button, not a key
+                return Activate(target=button.name, words=words), True
             return PressKey(key=str(slots["key"].value), modifiers=modifiers, words=words), True
         case "activate":
             t = reading.target()
@@ -159,3 +171,17 @@ def build(reading: Reading) -> tuple[Intent, bool]:
                 question=str(slots["question"].value), confidence=meaning.confidence, words=words
             ), False
     raise Unresolved(name)  # pragma: no cover - a template intent with no builder
+
+
+def _symbol_button(spoken: str, snapshot: Snapshot) -> Node | None:
+    """The one showing button of the active window labelled by the symbol a key's spoken name
+    says ("plus" for "+"): a calculator's key is pressed on screen. A worded button ("Enter")
+    stays a key: "press" says key, "click" says button."""
+    exact = {
+        m.node.name: m.node
+        for m in find_targets(spoken, snapshot, roles=PRESSABLE_ROLES, limit=10)
+        if m.score == 1.0 and m.node.visible and m.node.enabled
+        and not _WORD_CHAR.search(m.node.name)
+        and m.node.app == snapshot.active_app and m.node.window == snapshot.active_window
+    }
+    return next(iter(exact.values())) if len(exact) == 1 else None

@@ -16,6 +16,7 @@ from appliance.desktop.resolve import ROLE_WORDS
 from appliance.intents.grammar.wording import words
 from appliance.intents.keys import MODIFIERS, key_names
 from appliance.words.numbers import spoken_digits
+from appliance.words.symbols import spelled_symbols
 
 WILDCARDS: dict[str, SlotList] = {
     "target": WildcardSlotList(name="target"),
@@ -40,18 +41,21 @@ def _fixed_lists() -> dict[str, SlotList]:
 
 
 @lru_cache(maxsize=8192)
-def _name_entry(name: str) -> tuple[str, frozenset[str], frozenset[str], bool]:
-    """A name, its words, its words without digits, and whether it has digits."""
+def _name_entry(name: str) -> tuple[str, frozenset[str], frozenset[str], bool, str]:
+    """A name, its words, its words without digits, whether it has digits, and how its
+    symbols are said ("" when it has none: "+" is "plus", "M+" is "M plus")."""
     said = frozenset(words(name))
     plain = frozenset(w for w in said if not _DIGIT.search(w))
-    return name, said, plain, len(plain) < len(said)
+    spelled = " ".join(spelled_symbols(name).split())
+    return name, said, plain, len(plain) < len(said), "" if spelled == name else spelled
 
 
 class _NameList:
     """One kind of screen name (elements or applications), ready to be cut down per utterance.
 
     A name can only match as a slot value if all its words were said, so each utterance gets a
-    slot list of just those names (and their spoken-digit forms: "Radio 4" as "radio four").
+    slot list of just those names (and their spoken-digit forms: "Radio 4" as "radio four";
+    their symbols said: "+" as "plus").
     Building a hassil list of every name on a big new screen would cost more than the parse.
     """
 
@@ -60,11 +64,13 @@ class _NameList:
 
     def for_words(self, said: frozenset[str], list_name: str) -> TextSlotList:
         pairs: list[tuple[str, str]] = []
-        for name, named, plain, has_digits in self.entries:
+        for name, named, plain, has_digits, spelled in self.entries:
             if not plain <= said:
                 continue
             if named <= said:
                 pairs.append((name, name))
+            if spelled and set(words(spelled)) <= said:
+                pairs.append((spelled, name))
             if has_digits:
                 spoken = spoken_digits(name)
                 if set(words(spoken)) <= said:
