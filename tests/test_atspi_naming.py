@@ -43,6 +43,19 @@ def test_label_on_the_left_beats_the_one_before_in_document_order() -> None:
     assert (name_field.name, phone_field.name) == ("Name", "Phone")
 
 
+def test_a_menus_own_text_names_no_field_below_it() -> None:
+    # GTK4's print editor: the File menu's label sits just above the unnamed text view.
+    label = _node("/ml", "label", "File", (4, 0, 30, 20))
+    label.parent = (":1.1", "/m")
+    view = _node("/v", "text", "", (0, 24, 600, 400))
+    tree = _tree(
+        _node("/w", "panel", "", (0, 0, 600, 424), ("/m", "/v")),
+        _node("/m", "menu item", "File", (0, 0, 40, 20), ("/ml",)), label, view,
+    )
+    _name_from_neighbours(tree)
+    assert view.name == ""
+
+
 def test_label_just_right_beats_a_farther_one_above() -> None:
     email = _node("/e", "text", "Email", (12, 288, 180, 22))
     phone = _node("/p", "text", "", (12, 328, 179, 22))

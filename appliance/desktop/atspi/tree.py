@@ -351,7 +351,7 @@ def _name_from_neighbours(tree: AppTree) -> None:
     """
     labels = [n for n in tree.nodes.values()
               if n.role in LABEL_TEXT_ROLES and n.name and n.bounds is not None
-              and "EditableText" not in n.interfaces]
+              and "EditableText" not in n.interfaces and not _inside_control(tree, n)]
     for node in tree.nodes.values():
         for ref in node.children:
             child = tree.nodes.get(ref)
@@ -373,6 +373,13 @@ def _name_from_neighbours(tree: AppTree) -> None:
                     label = before.name
             if label is not None:
                 child.name, child.inferred_name = label, True
+
+
+def _inside_control(tree: AppTree, node: RawNode) -> bool:
+    """A control's own text ("File" inside the File menu) names that control, never another
+    one beside it."""
+    parent = tree.nodes.get(node.parent) if node.parent is not None else None
+    return parent is not None and parent.role in NAMED_BY_CONTENT_ROLES | {"menu"}
 
 
 def _option_refs(tree: AppTree, combo: RawNode) -> list[Ref]:
