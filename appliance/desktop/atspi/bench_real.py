@@ -60,7 +60,8 @@ def _session() -> Iterator[Path]:
     os.environ.update(GSK_RENDERER="cairo", QT_LINUX_ACCESSIBILITY_ALWAYS_ON="1")
     wm = subprocess.Popen(["openbox"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        with tempfile.TemporaryDirectory() as tmp:
+        # A browser's helper processes may still be writing its profile as it goes.
+        with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
             os.environ["HOME"] = tmp
             yield Path(tmp)
     finally:
