@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from appliance.desktop.content import changed_text, document_text, writing_text
 from appliance.desktop.describe import describe_element, describe_screen, describe_selection
 from appliance.desktop.model import Risk, Snapshot
 from appliance.desktop.roles import BUTTON_ROLES, TEXT_ROLES
@@ -139,8 +140,10 @@ def declined(intent_step: Step | None) -> str:
     return f"Okay, I won't {verb(intent_step)}." if intent_step else "Okay, cancelled."
 
 
-def answer_text(verdict: Verdict, snapshot: Snapshot) -> str:
-    """The answer to a question about the screen: each element, the selection or the screen."""
+def answer_text(verdict: Verdict, snapshot: Snapshot, changed_from: Snapshot | None = None) -> str:
+    """The answer to a question about the screen: each element, the selection, the content,
+    the result (what changed since `changed_from`, the screen before the last action) or the
+    screen. On-screen text is read out as data, cut to what can be listened to."""
     parts = []
     for step in verdict.steps:
         read = step.intent
@@ -149,6 +152,14 @@ def answer_text(verdict: Verdict, snapshot: Snapshot) -> str:
             parts.append(describe_element(step.node))
         elif read.what == "selection":
             parts.append(describe_selection(snapshot))
+        elif read.what in ("content", "result"):
+            changed = changed_text(changed_from, snapshot) if changed_from else None
+            parts.append(
+                (changed if read.what == "result" else None)
+                or writing_text(snapshot)
+                or document_text(snapshot)
+                or describe_selection(snapshot)
+            )
         else:
             parts.append(describe_screen(snapshot))
-    return " ".join(parts)
+    return clip(" ".join(parts), MAX_SPOKEN_CHARS)

@@ -95,6 +95,7 @@ class Session:
         self._recent: list[Turn] = []
         self._performing: list[UUID] = []  # turns whose actions this utterance carries out
         self._settings = Settings()
+        self._changed_from: Snapshot | None = None  # the screen before the last action
 
     # -- start-up ----------------------------------------------------------------------
 
@@ -325,7 +326,8 @@ class Session:
                 report.expects_answer = True  # twins we can't tell apart by name
                 return self._finish(turn, report, Outcome.clarify, verdict.reasons[0])
             case "answer":
-                return self._finish(turn, report, Outcome.answered, answer_text(verdict, snapshot))
+                answer = answer_text(verdict, snapshot, self._changed_from)
+                return self._finish(turn, report, Outcome.answered, answer)
             case "control":
                 return self._control(turn, report, verdict, snapshot)
             case "confirm":
@@ -498,6 +500,7 @@ class Session:
         if not result.verified:
             turn.action_failed(unverified(result))
             return result
+        self._changed_from = snapshot  # "what is the result": what this action changed
         turn.action_succeeded(
             state_json(result.before, snapshot, hidden),
             state_json(result.after, snapshot, hidden),

@@ -7,12 +7,15 @@ state (which it writes as JSON from its widgets), not only against what AT-SPI r
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from appliance.desktop.atspi import open_desktop
 from appliance.desktop.atspi.adapter import AtspiDesktop
 from appliance.desktop.model import REDACTED, Action, DesktopError, ElementState
+from appliance.intents.grammar import GrammarPlanner
+from appliance.wiring import new_session, open_journal
 from tests.apps.atspi_harness import (
     RunningApp,
     calendar_allowlist,
@@ -240,3 +243,17 @@ def test_gone_element_is_a_spoken_error(world: tuple[AtspiDesktop, RunningApp]) 
     desktop, _app = world
     with pytest.raises(DesktopError, match="no longer on the screen"):
         desktop.perform(Action(kind="activate", target="9.9.9"))
+
+
+def test_reading_back_the_field_being_written(
+    world: tuple[AtspiDesktop, RunningApp], tmp_path: Path,
+) -> None:
+    """"what does it say" reads the focused field's text, as the app itself holds it; "what is
+    the result" in the same session reads what the last action changed (the same field)."""
+    desktop, app = world
+    session = new_session(open_journal(str(tmp_path / "j.sqlite")), desktop, GrammarPlanner())
+    session.say("type see you soon into message")
+    message = app.wait_state(lambda s: s["message"].endswith("see you soon"))["message"]
+    assert session.say("what is the result").spoken == f"{message}."
+    session.say("go to message")
+    assert session.say("what does it say").spoken == message

@@ -3,8 +3,15 @@ action changed (a calculator's display), over snapshots shaped like Chromium's a
 
 from __future__ import annotations
 
+import pytest
+
 from appliance.desktop.content import changed_text, document_text, writing_text
 from appliance.desktop.model import Node, Snapshot
+from appliance.intents.grammar import GrammarPlanner
+from appliance.intents.model import Read
+from appliance.policy.validator import validate
+from appliance.replies import answer_text
+from appliance.settings import Settings
 
 
 def _tree(*nodes: Node) -> Snapshot:
@@ -63,3 +70,20 @@ def test_what_an_action_changed_is_the_result() -> None:
         )
     assert changed_text(calc("12+30", "Ready"), calc("42", "Ready")) == "42."
     assert changed_text(calc("42", "Ready"), calc("42", "Ready")) is None
+
+
+@pytest.mark.parametrize(("said", "what"), [
+    ("what does it say", "content"), ("read it to me", "content"), ("read the page", "content"),
+    ("read me the letter", "content"), ("what did i write", "content"),
+    ("what is the result", "result"), ("what's the answer", "result"),
+    ("what does the display say", "result"), ("what is selected", "selection"),
+])
+def test_reading_phrasings_ask_for_the_content_or_the_result(said: str, what: str) -> None:
+    plan = GrammarPlanner().plan(said, PAGE)
+    assert isinstance(plan.intent, Read) and plan.intent.what == what, plan.intent
+
+
+def test_the_answer_reads_the_page_and_never_a_secret() -> None:
+    verdict = validate(Read(what="content", words="read the page"), PAGE, Settings())
+    said = answer_text(verdict, PAGE)
+    assert said == "Dear Ann. The garden is in bloom. Come on Sunday!" and "8c1f" not in said

@@ -113,10 +113,11 @@ class Select(_Intent):
 
 
 class Read(_Intent):
-    """Say what is on screen, what is selected, or what one element says."""
+    """Say what is on screen, what is selected, what one element says, the content (the text
+    being written, else the document), or the result (what the last action changed)."""
 
     intent: Literal["read"] = "read"
-    what: Literal["screen", "selection", "element"] = "screen"
+    what: Literal["screen", "selection", "element", "content", "result"] = "screen"
     target: str | None = None
 
 

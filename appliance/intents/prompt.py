@@ -32,7 +32,7 @@ activate(target): click a button, link or menu item. type_text(text, target): ty
 ctrl/alt/shift/super. open_app(app): open an app from can_open. focus(target). scroll(direction:
 up/down/left/right, target). set_value(target, value): check box true/false, slider a number in
 min..max, combo box an option name. select(target): a list item, page tab or menu item.
-read(what: screen/selection/element, target). undo, cancel, confirm (yes), deny (no).
+read(what: screen/selection/element/content/result, target). undo, cancel, confirm (yes), deny (no).
 clarify(question, options): ask when unsure. sequence(steps): several acting intents in order."""
 
 RULES = """\
