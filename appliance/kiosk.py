@@ -15,12 +15,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from appliance.desktop.marks import Marks
 from appliance.intents.planner import Planner
 from appliance.journal.application import Journal
 from appliance.journal.store import StoreError
 from appliance.panel.link import NullPanel, Panel, PanelLink
-from appliance.panel.state import Mode, PanelState
+from appliance.panel.state import Badge, Bounds, Mode, PanelState
 from appliance.session import TurnReport
 from appliance.switch.controller import DesktopFactory, SwitchController, push_to_talk
 from appliance.switch.evdev_source import SwitchInput
@@ -34,6 +36,22 @@ TICK_S = 0.25  # the scan's clock has its own due times; this only bounds how la
 SWITCH_DEVICE = "switch"
 
 
+def overlay(marks: Marks | None) -> dict[str, Any]:
+    """The badges and grid a `PanelState` draws for what "show numbers" or "show grid" shows."""
+    if marks is None:
+        return {"badges": (), "grid": None}
+    if marks.kind == "numbers":
+        return {"badges": tuple(Badge(number=m.number, bounds=Bounds(
+            x=m.bounds[0], y=m.bounds[1], width=m.bounds[2], height=m.bounds[3]))
+            for m in marks.numbers), "grid": None}
+    g = marks.grid()
+    cells = tuple(
+        Badge(number=n, bounds=Bounds(x=c.x, y=c.y, width=c.width, height=c.height))
+        for n, c in enumerate(g.cells(), start=1)
+    )
+    return {"badges": cells, "grid": Bounds(x=g.x, y=g.y, width=g.width, height=g.height)}
+
+
 @dataclass
 class PanelFeed:
     """Keeps the last transcript and reply so each state sent to the panel is a whole picture.
@@ -44,20 +62,27 @@ class PanelFeed:
     transcript: str = ""
     reply: str = ""
     journal: str = ""
+    marks: dict[str, Any] = field(default_factory=lambda: overlay(None))
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def show(self, state: PanelState) -> None:
         with self.lock:
             self.transcript, self.reply = state.transcript, state.reply
             # never blocks (PanelLink writes without waiting)
-            self.panel.show(state.model_copy(update={"journal": self.journal}))
+            self.panel.show(state.model_copy(update={"journal": self.journal, **self.marks}))
+
+    def overlay(self, marks: dict[str, Any] | None) -> None:
+        """Numbers or the grid stay drawn across states until a turn hides them."""
+        with self.lock:
+            self.marks = overlay(Marks.model_validate(marks) if marks else None)
 
     def mode(self, mode: Mode, transcript: str | None = None, reply: str | None = None) -> None:
         with self.lock:
             self.transcript = self.transcript if transcript is None else transcript
             self.reply = self.reply if reply is None else reply
             state = PanelState(
-                mode=mode, transcript=self.transcript, reply=self.reply, journal=self.journal
+                mode=mode, transcript=self.transcript, reply=self.reply, journal=self.journal,
+                **self.marks,
             )
             self.panel.show(state)
 
@@ -231,7 +256,12 @@ def run_kiosk(
     for notice in start_notices:
         on_notice(notice)
     kiosk = Kiosk(journal, desktop, planner, panel=panel, switch=switch, on_notice=on_notice)
-    inner = SessionSink(journal, desktop, planner, on_report)
+
+    def reported(report: TurnReport) -> None:
+        kiosk.feed.overlay(report.marks)
+        on_report(report)
+
+    inner = SessionSink(journal, desktop, planner, reported)
     sink = kiosk.sink(inner)
     kiosk.start()
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from appliance.desktop.content import changed_text, document_text, writing_text
 from appliance.desktop.describe import describe_element, describe_screen, describe_selection
+from appliance.desktop.marks import Marks
 from appliance.desktop.model import Risk, Snapshot
 from appliance.desktop.roles import BUTTON_ROLES, TEXT_ROLES
 from appliance.intents.model import (
@@ -54,10 +55,13 @@ def did(step: ResolvedStep, hidden: bool = False) -> str:
 
 def _did(step: ResolvedStep, hidden: bool) -> str:
     i = step.intent
-    name = step.node.name if step.node else getattr(i, "target", "") or ""
+    # An unnamed element is called what the person called it ("number 7"), else its role.
+    name = (step.node.name if step.node else "") or getattr(i, "target", "") or ""
     if not name.strip() and step.node is not None:
         name = f"the {role_word(step.node.role)}"  # "Typed hello into the text field."
     hidden = hidden or step.secret
+    if step.action is not None and step.action.kind == "click_at":
+        return f"Clicked {name or 'there'}."
     if isinstance(i, TypeText):
         return f"Typed into {name}." if hidden else f"Typed {i.text} into {name}."
     if isinstance(i, SetValue) and not isinstance(i.value, bool):
@@ -122,6 +126,8 @@ def confirmation(verdict: Verdict, steps: tuple[ResolvedStep, ...] | None = None
         for i, s in enumerate(steps)
     )
     subject = first.node.name if first.node and len(steps) == 1 else "That"
+    if first.action is not None and first.action.kind == "click_at" and first.node is None:
+        return "I can't tell what is under that point. Say yes to click there anyway, or no."
     if UNSURE in verdict.reasons:
         return f"Did you mean {what}? Say yes or no."
     if verdict.risk == Risk.destructive:
@@ -163,3 +169,15 @@ def answer_text(verdict: Verdict, snapshot: Snapshot, changed_from: Snapshot | N
         else:
             parts.append(describe_screen(snapshot))
     return clip(" ".join(parts), MAX_SPOKEN_CHARS)
+
+
+def marks_said(marks: Marks | None) -> str:
+    """What showing, narrowing or hiding numbers or the grid says."""
+    if marks is None:
+        return "Numbers and grid hidden."
+    if marks.kind == "numbers":
+        count = len(marks.numbers)
+        return f"Showing {count} number{'s' if count != 1 else ''}. Say a number to use it."
+    if not marks.grid().refinable():
+        return "That is as close as the grid goes. Say click to click there."
+    return "Showing the grid. Say a number to look closer, or click and a number to click there."

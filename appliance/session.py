@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID
 
+from appliance.desktop.marks import Marks, grid_marks, number_marks
 from appliance.desktop.model import (
     Action,
     ActionResult,
@@ -21,11 +22,12 @@ from appliance.desktop.model import (
     ElementState,
     Snapshot,
 )
-from appliance.intents.model import Intent, dump_intent
+from appliance.intents.marks import mark_pick
+from appliance.intents.model import MARK_INTENTS, Intent, ShowMarks, dump_intent
 from appliance.intents.planner import Plan, Planner
 from appliance.journal.application import CONFLICT_ATTEMPTS, Journal, JournalConflict
 from appliance.journal.owners import performing, this_process
-from appliance.journal.projections import history, unconfirmed_actions
+from appliance.journal.projections import history, shown_marks, unconfirmed_actions
 from appliance.journal.shared import (
     abandoned,
     change_shared,
@@ -39,7 +41,7 @@ from appliance.policy.recheck import recheck_step
 from appliance.policy.validator import HIDDEN_WORDS, ResolvedStep, Verdict, validate
 from appliance.questions import FORGOTTEN, first_step, pick_option, stored_intent
 from appliance.recorded import state_json
-from appliance.replies import answer_text, confirmation, declined, did, verb
+from appliance.replies import answer_text, confirmation, declined, did, marks_said, verb
 from appliance.settings import Settings
 from appliance.turn import Outcome, Turn
 from appliance.undo import changed_since, restore_action
@@ -59,6 +61,7 @@ class TurnReport:
     planner: str = ""
     expects_answer: bool = False
     notices: list[str] = field(default_factory=list)
+    marks: dict[str, Any] | None = None  # the numbers or grid on screen after this turn
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -71,6 +74,7 @@ class TurnReport:
             "planner": self.planner,
             "expects_answer": self.expects_answer,
             "notices": self.notices,
+            "marks": self.marks,
         }
 
 
@@ -96,6 +100,8 @@ class Session:
         self._performing: list[UUID] = []  # turns whose actions this utterance carries out
         self._settings = Settings()
         self._changed_from: Snapshot | None = None  # the screen before the last action
+        self._marks: Marks | None = None  # numbers or the grid, as the person sees them
+        self._clicked = False  # this utterance clicked a point of the grid
 
     # -- start-up ----------------------------------------------------------------------
 
@@ -163,12 +169,21 @@ class Session:
         self._settings = self.journal.settings()
         notices = self.journal.take_notices()  # damage found in the journal, said, not raised
         notices += self.recover(self._recent)
+        self._marks, self._clicked = shown_marks(self._recent), False
         snapshot = self.desktop.snapshot()
         notices.extend(self.desktop.problems())
         pending = self._open_question(notices)
 
-        if chosen is None:
+        pick = mark_pick(text, self._marks.kind) if self._marks and chosen is None else None
+        if pick is not None:  # "7" while numbers are shown: the badge, before any planner
+            plan = Plan(intent=pick, planner="marks")
+        elif chosen is None:
             plan = self.planner.plan(text, snapshot, history(self._recent))
+            if plan.intent is not None and plan.intent.intent in MARK_INTENTS and (
+                plan.planner != "grammar"
+            ):  # a model never saw the numbers the person sees
+                plan = Plan(intent=None, planner=plan.planner, model=plan.model,
+                            latency_ms=plan.latency_ms, notes=plan.notes)
         else:
             plan = Plan(intent=chosen, planner=trigger)
         notices.extend(plan.notes)
@@ -261,7 +276,9 @@ class Session:
             update={"nodes": tuple(n for n in snapshot.nodes if n.name not in others)}
         )
         plan = self.planner.plan(pending.transcripts[0], narrowed)
-        verdict = validate(plan.intent, snapshot, self._settings, self._unconfirmed())
+        verdict = validate(
+            plan.intent, snapshot, self._settings, self._unconfirmed(), marks=self._marks
+        )
         intent_json = verdict.shown_json()
         pending.clarify(choice, intent_json)
         pending.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
@@ -299,7 +316,8 @@ class Session:
         heard_clearly: bool,
     ) -> TurnReport:
         verdict = validate(
-            plan.intent, snapshot, self._settings, self._unconfirmed(), heard_clearly
+            plan.intent, snapshot, self._settings, self._unconfirmed(), heard_clearly,
+            self._marks,
         )
         turn = Turn(trigger=trigger, device=self.device)
         transcript = verdict.shown_words(text, snapshot)
@@ -330,6 +348,8 @@ class Session:
                 return self._finish(turn, report, Outcome.answered, answer)
             case "control":
                 return self._control(turn, report, verdict, snapshot)
+            case "show":
+                return self._show(turn, report, verdict, snapshot)
             case "confirm":
                 prompt = confirmation(verdict)
                 return self._ask(turn, report, prompt, 0)
@@ -350,9 +370,12 @@ class Session:
         self.journal.record(turn)
         decision = Outcome.clarify if options else Outcome.needs_confirmation
         report.decision, report.spoken, report.expects_answer = decision, prompt, True
+        report.marks = self._marks.model_dump(mode="json") if self._marks else None
         return report
 
     def _finish(self, turn: Turn, report: TurnReport, outcome: Outcome, spoken: str) -> TurnReport:
+        self._refresh_marks(turn)
+        report.marks = self._marks.model_dump(mode="json") if self._marks else None
         self._speak(turn, spoken)
         turn.end(outcome)
         self.journal.record(turn)
@@ -362,6 +385,43 @@ class Session:
     def _speak(self, turn: Turn, text: str) -> None:
         if text and not self.speaks_later:
             turn.spoke(text=text, timings={})
+
+    # -- numbers and the grid ----------------------------------------------------------
+
+    def _show(
+        self, turn: Turn, report: TurnReport, verdict: Verdict, snapshot: Snapshot
+    ) -> TurnReport:
+        """Show or hide numbers or the grid, or narrow the grid to a cell."""
+        intent = verdict.intent
+        if isinstance(intent, ShowMarks):
+            kinds = {"numbers": number_marks, "grid": grid_marks}
+            shown = kinds[intent.kind](snapshot) if intent.kind in kinds else None
+        else:  # a cell of the grid
+            assert self._marks is not None and getattr(intent, "number", None)
+            shown = self._marks.refined(getattr(intent, "number", 1))
+        if shown is not None and shown.kind == "numbers" and not shown.numbers:
+            return self._finish(
+                turn, report, Outcome.rejected, "There is nothing here to put numbers on."
+            )
+        self._marks = shown
+        turn.show_marks(shown.model_dump(mode="json") if shown else None)
+        return self._finish(turn, report, Outcome.answered, marks_said(shown))
+
+    def _refresh_marks(self, turn: Turn) -> None:
+        """After a click the grid goes; numbers follow the screen, so a number said next means
+        what the person sees then."""
+        marks = self._marks
+        if marks is None or turn.marks_changed or turn.phase == "ended":
+            return
+        if marks.kind == "grid":
+            if self._clicked:
+                self._marks = None
+                turn.show_marks(None)
+            return
+        fresh = number_marks(self.desktop.snapshot())
+        if fresh != marks:
+            self._marks = fresh if fresh.numbers else None
+            turn.show_marks(fresh.model_dump(mode="json") if fresh.numbers else None)
 
     # -- answers to a pending question -------------------------------------------------
 
@@ -394,7 +454,7 @@ class Session:
         if original is None:
             return self._finish(pending, report, Outcome.rejected, FORGOTTEN)
         snapshot = self.desktop.snapshot()
-        verdict = validate(original, snapshot, self._settings)
+        verdict = validate(original, snapshot, self._settings, marks=self._marks)
         pending.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
         report.reasons = list(verdict.reasons)
         if verdict.outcome == "reject":
@@ -492,6 +552,7 @@ class Session:
             owner=str(this_process()),
         )
         self.journal.record(turn)  # write-ahead: on disk before the desktop is touched
+        self._clicked = self._clicked or action.kind == "click_at"
         try:
             result = self.desktop.perform(action)
         except DesktopError as e:

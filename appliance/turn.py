@@ -70,6 +70,8 @@ class Turn(Aggregate):
         self.spoken: list[str] = []
         self.undone_by = ""
         self.outcome = ""
+        self.marks: dict[str, Any] | None = None  # what the overlay shows (desktop/marks.py)
+        self.marks_changed = False
 
     # -- guards ------------------------------------------------------------------------
 
@@ -275,6 +277,18 @@ class Turn(Aggregate):
     @event("Spoke")
     def spoke(self, text: str, timings: dict[str, float]) -> None:
         self.spoken.append(text)
+
+    def show_marks(self, marks: dict[str, Any] | None) -> None:
+        """Numbers or the grid shown from this turn on (None: hidden), so a number said next,
+        by this process or another, means what the person saw."""
+        if self.phase == Phase.ended:
+            raise TurnError(f"turn {self.id} has already ended")
+        self._marks_shown(marks)
+
+    @event("MarksShown")
+    def _marks_shown(self, marks: dict[str, Any] | None) -> None:
+        self.marks = marks
+        self.marks_changed = True
 
     def mark_undone(self, by_turn: str, outcome: str) -> None:
         if not self.undoable:

@@ -137,3 +137,41 @@ def test_an_app_that_leaves_is_said_to_have_closed(real_session: Path) -> None:
             desktop.perform(Action(kind="activate", target=ok.id))
     finally:
         stop(proc)
+
+
+def _display(app_name: str) -> str:
+    """A calculator's display as libatspi itself reads it (not the appliance's own reader)."""
+    import gi
+
+    gi.require_version("Atspi", "2.0")
+    from gi.repository import Atspi  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    desktop = Atspi.get_desktop(0)
+    for i in range(desktop.get_child_count()):
+        app = desktop.get_child_at_index(i)
+        if app is None or app.get_name() != app_name:
+            continue
+        stack = [app]
+        while stack:
+            node = stack.pop()
+            showing = node.get_state_set().contains(Atspi.StateType.SHOWING)
+            if node.get_role() == Atspi.Role.TEXT and showing:
+                return str(Atspi.Text.get_text(node, 0, -1))
+            stack.extend(node.get_child_at_index(j) for j in range(node.get_child_count()))
+    raise AssertionError(f"no display in {app_name}")
+
+
+def test_a_calculator_says_its_result(real_session: Path, kiosk: Kiosk) -> None:
+    """Symbol buttons by their spoken names, then the display read back as the result."""
+    proc = start(["galculator"])
+    try:
+        assert on_screen("="), "galculator never appeared"
+        for said in ("press 1", "press 2", "press plus", "press 3", "press 0", "press equals"):
+            assert kiosk.say(said)["decision"] == "executed", kiosk.replies[-1]
+        shown = wait_for(lambda: _display("galculator").strip() == "42" and "42", timeout=5)
+        assert shown == "42", _display("galculator")
+        for question in ("what is the result", "read the display"):
+            answer = kiosk.say(question)
+            assert answer["decision"] == "answered" and answer["spoken"] == "42", answer
+    finally:
+        stop(proc)

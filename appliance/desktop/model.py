@@ -173,6 +173,7 @@ ActionKind = Literal[
     "set_value",
     "select",
     "restore",
+    "click_at",  # the pointer grid: a click at a point, whatever is there
 ]
 
 
@@ -188,6 +189,7 @@ class Action(BaseModel):
     value: str | float | bool | None = None
     direction: Literal["up", "down", "left", "right"] | None = None
     restore: dict[str, ElementState] | None = None  # for "restore": node id -> state to put back
+    point: tuple[int, int] | None = None  # for "click_at": where on screen
 
     def redacted(self) -> Action:
         """The same action with the words it carries hidden (typed text, a value that is not a

@@ -96,3 +96,6 @@ REPAIR_PRESSABLE_ROLES = frozenset(
     {"push button", "link", "menu button", "button", "toggle button"}
 )
 """What a language model's 'select' of an element is turned into 'activate' on."""
+
+WINDOW_ROLES = frozenset({"frame", "dialog", "window", "alert", "file chooser"})
+"""A top-level window: its extents are where the window is on screen."""

@@ -18,6 +18,9 @@ from appliance.desktop.roles import TOGGLE_ROLES
 from appliance.desktop.scene import Scene, SceneApp, SceneElement, load_scene, save_scene
 
 SCROLL_KEYS = {"up": "Page_Up", "down": "Page_Down", "left": "Left", "right": "Right"}
+ROW, INDENT, WIDTH = 30, 20, 400
+"""The sim lays each window out as rows, one element a row, children indented under their
+parent, so numbers, the grid and clicks at a point have somewhere to be."""
 
 
 def app_key(name: str) -> str:
@@ -74,8 +77,39 @@ class SimDesktop:
                 return app.name, app.windows[0].title
         return None, None
 
+    def _layout(self) -> dict[str, tuple[int, int, int, int]]:
+        """Each element's box: its own row and the rows of everything inside it."""
+        boxes: dict[str, tuple[int, int, int, int]] = {}
+        rows: dict[tuple[str, str], int] = {}
+        parents: dict[str, str | None] = {}
+        for nid, app, window, parent, _el in self._walk():
+            row = rows.get((app, window), 0)
+            rows[(app, window)] = row + 1
+            depth = nid.count(".") - 2
+            boxes[nid] = (INDENT * depth, ROW * row, WIDTH - INDENT * depth, ROW)
+            parents[nid] = parent
+            up = parent
+            while up is not None:  # a container reaches down to its last row
+                x, y, w, _h = boxes[up]
+                boxes[up] = (x, y, w, ROW * (row + 1) - y)
+                up = parents[up]
+        return boxes
+
+    def element_at(self, x: int, y: int) -> str | None:
+        """The innermost element of the active window under a point."""
+        active_app, active_window = self._active()
+        boxes = self._layout()
+        hits = [
+            nid for nid, app, window, _p, el in self._walk()
+            if (app, window) == (active_app, active_window) and "invisible" not in el.states
+            and boxes[nid][0] <= x < boxes[nid][0] + boxes[nid][2]
+            and boxes[nid][1] <= y < boxes[nid][1] + boxes[nid][3]
+        ]
+        return hits[-1] if hits else None  # depth first: the last hit is the innermost
+
     def snapshot(self) -> Snapshot:
         active_app, active_window = self._active()
+        boxes = self._layout()
         # model_construct: the scene was validated when it was loaded, and this runs per turn.
         nodes = [
             Node.model_construct(
@@ -92,6 +126,7 @@ class SimDesktop:
                 maximum=el.max,
                 actions=("click",) if not el.children else (),
                 child_ids=tuple(f"{nid}.{i}" for i in range(len(el.children))),
+                bounds=boxes[nid],
             )
             for nid, app, window, parent, el in self._walk()
         ]
@@ -117,6 +152,13 @@ class SimDesktop:
     # -- acting --------------------------------------------------------------------------
 
     def perform(self, action: Action) -> ActionResult:
+        if action.kind == "click_at":
+            # Whatever is under the point gets the click, whatever the planner thought was there.
+            x, y = action.point or (-1, -1)
+            hit = self.element_at(x, y)
+            if hit is None:
+                return ActionResult(detail="clicked; nothing there")
+            action = action.model_copy(update={"kind": "activate", "target": hit})
         touched = self._touched(action)
         before = {k: self.state_of(k) for k in touched}
         if action.target and not action.target.startswith("app:") and action.kind != "open_app":

@@ -14,7 +14,7 @@ import copy
 from functools import cache
 from typing import Any
 
-from appliance.intents.model import Intent, dump_intent, intent_json_schema
+from appliance.intents.model import MARK_INTENTS, Intent, dump_intent, intent_json_schema
 
 _LEAD = ("intent",)
 _TAIL = ("confidence",)
@@ -43,8 +43,21 @@ def _tighten(definition: dict[str, Any]) -> dict[str, Any]:
 @cache
 def _schema() -> dict[str, Any]:
     schema = copy.deepcopy(intent_json_schema())
-    schema["$defs"] = {name: _tighten(d) for name, d in schema["$defs"].items()}
+    marks = {name for name, d in schema["$defs"].items() if _kind(d) in MARK_INTENTS}
+    schema["$defs"] = {
+        name: _tighten(d) for name, d in schema["$defs"].items() if name not in marks
+    }
+    refs = {f"#/$defs/{name}" for name in marks}
+    schema["oneOf"] = [r for r in schema["oneOf"] if r["$ref"] not in refs]
+    mapping = schema["discriminator"]["mapping"]
+    schema["discriminator"]["mapping"] = {k: v for k, v in mapping.items() if v not in refs}
     return schema
+
+
+def _kind(definition: dict[str, Any]) -> str | None:
+    intent = definition.get("properties", {}).get("intent", {})
+    value = intent.get("const", intent.get("default"))
+    return value if isinstance(value, str) else None
 
 
 def llm_intent_schema() -> dict[str, Any]:

@@ -137,6 +137,22 @@ class Deny(_Intent):
     intent: Literal["deny"] = "deny"
 
 
+class ShowMarks(_Intent):
+    """Show numbers beside the controls, show the pointer grid, or hide either ("none")."""
+
+    intent: Literal["show_marks"] = "show_marks"
+    kind: Literal["numbers", "grid", "none"]
+
+
+class PickMark(_Intent):
+    """A number said while numbers or the grid are shown: press that control, narrow the grid
+    to that cell, or click there (`click`; no number: the middle of the grid as it is)."""
+
+    intent: Literal["pick_mark"] = "pick_mark"
+    number: int | None = Field(default=None, ge=1, le=99)
+    click: bool = True
+
+
 class Clarify(_Intent):
     """A question back to the user when the request is ambiguous."""
 
@@ -186,9 +202,15 @@ Intent = Annotated[
     | Confirm
     | Deny
     | Clarify
+    | ShowMarks
+    | PickMark
     | Sequence,
     Field(discriminator="intent"),
 ]
+
+MARK_INTENTS = frozenset({"show_marks", "pick_mark"})
+"""Said by the person to the overlay; never proposed by a language model (a number means
+what it meant on the screen the person looked at, which a model never saw)."""
 
 CONTROL_INTENTS = frozenset({"confirm", "deny", "cancel", "clarify"})
 """Answers to the appliance rather than things to do; saying one again is no repeat."""

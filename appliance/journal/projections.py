@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from appliance.desktop.marks import Marks
 from appliance.turn import Turn
 
 HISTORY_TURNS = 3
@@ -29,3 +30,11 @@ def unconfirmed_actions(recent: Sequence[Turn], since: datetime) -> int:
         for turn in recent
         if not turn.confirmed_by and turn.modified_on >= since
     )
+
+
+def shown_marks(recent: Sequence[Turn]) -> Marks | None:
+    """The numbers or grid on screen now: what the newest turn that changed them showed."""
+    for turn in recent:
+        if turn.marks_changed:
+            return Marks.model_validate(turn.marks) if turn.marks is not None else None
+    return None

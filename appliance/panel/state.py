@@ -58,3 +58,4 @@ class PanelState(BaseModel):
         default=(), description="numbers beside the controls, or in the grid's cells"
     )
     grid: Bounds | None = Field(default=None, description="the area the pointer grid divides")
+

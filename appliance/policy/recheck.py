@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from appliance.desktop.model import Risk, Snapshot
+from appliance.intents.model import PickMark
 from appliance.policy.validator import (
     CONFIRM_BELOW,
     REJECT_BELOW,
@@ -51,6 +52,10 @@ def recheck_step(
     """Step `index` of `verdict` against `snapshot`; `confirmed`: the person already said yes
     to the whole plan, so neither doubt nor a higher risk asks again."""
     step = verdict.steps[index]
+    if isinstance(verdict.intent, PickMark):
+        # A number or a grid point means what the person saw: found again by its name, it
+        # could be another element. The validator has just checked it against the badges.
+        return StepCheck("run", step)
     try:
         step, score = resolve_step(step.intent, snapshot, settings)
         if score < REJECT_BELOW:

@@ -12,12 +12,14 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from appliance.desktop.marks import Marks, node_at
 from appliance.desktop.model import REDACTED, Action, Node, Risk, Snapshot
 from appliance.desktop.resolve import Match, best_name, find_targets, name_key
 from appliance.desktop.roles import (
     CHOICE_ROLES,
     ITEM_ROLES,
     NUMBER_ROLES,
+    SELECTABLE_ROLES,
     TEXT_ROLES,
     TOGGLE_ROLES,
 )
@@ -28,12 +30,14 @@ from appliance.intents.model import (
     Focus,
     Intent,
     OpenApp,
+    PickMark,
     PressKey,
     Read,
     Scroll,
     Select,
     Sequence,
     SetValue,
+    ShowMarks,
     Step,
     TypeText,
     dump_intent,
@@ -51,7 +55,7 @@ UNSURE = "unsure what was meant"
 HIDDEN_WORDS = f"{REDACTED} (typed into a hidden field)"
 """What is journaled and printed instead of an utterance that carried a secret."""
 
-Decision = Literal["execute", "confirm", "reject", "clarify", "answer", "control"]
+Decision = Literal["execute", "confirm", "reject", "clarify", "answer", "control", "show"]
 """What the validator decides (`Validated.decision`); what came of the turn is `turn.Outcome`."""
 
 
@@ -116,12 +120,13 @@ def validate(
     settings: Settings,
     recent_unconfirmed: int = 0,
     heard_clearly: bool = True,
+    marks: Marks | None = None,
 ) -> Verdict:
     """Decide what may happen with a proposal on this screen under these settings.
 
     `heard_clearly` False: the words may be misheard (see appliance/voice/doubt.py), so anything
-    that would act asks first."""
-    verdict = _judge(proposal, snapshot, settings, recent_unconfirmed, heard_clearly)
+    that would act asks first. `marks`: the numbers or grid the person sees."""
+    verdict = _judge(proposal, snapshot, settings, recent_unconfirmed, heard_clearly, marks)
     if verdict.intent is None:
         return verdict
     hidden = secret_steps(verdict.intent, verdict.steps, snapshot)
@@ -183,6 +188,7 @@ def _judge(
     settings: Settings,
     recent_unconfirmed: int,
     heard_clearly: bool,
+    marks: Marks | None = None,
 ) -> Verdict:
     if proposal is None:
         return Verdict("reject", reasons=("Sorry, I didn't understand that.",))
@@ -195,6 +201,17 @@ def _judge(
         return Verdict("control", intent=intent)
     if isinstance(intent, Clarify):
         return Verdict("clarify", reasons=(intent.question,), intent=intent, options=intent.options)
+    if isinstance(intent, ShowMarks):
+        return Verdict("show", intent=intent)
+    if isinstance(intent, PickMark):
+        try:
+            picked = _picked(intent, marks, snapshot, settings)
+        except Rejected as e:
+            return Verdict("reject", reasons=(str(e),), intent=intent)
+        if picked is None:  # a cell of the grid, to look closer: nothing is done yet
+            return Verdict("show", intent=intent)
+        return _weighed(intent, [picked[0]], picked[1], settings, recent_unconfirmed,
+                        heard_clearly)
     if intent.confidence < REJECT_BELOW:
         return Verdict(
             "reject", reasons=("I'm not sure what you meant. Please say it again.",), intent=intent
@@ -219,7 +236,18 @@ def _judge(
 
     if all(s.action is None for s in steps):
         return Verdict("answer", steps=tuple(steps), intent=intent)
+    return _weighed(intent, steps, confidence, settings, recent_unconfirmed, heard_clearly)
 
+
+def _weighed(
+    intent: Intent,
+    steps: list[ResolvedStep],
+    confidence: float,
+    settings: Settings,
+    recent_unconfirmed: int,
+    heard_clearly: bool,
+) -> Verdict:
+    """Resolved steps weighed by risk, certainty and the rate limit: act, ask or refuse."""
     risk = highest([s.risk for s in steps])
     reasons: list[str] = []
     if risk == Risk.destructive and not settings.allow_destructive:
@@ -368,6 +396,73 @@ def resolve_step(
             return ResolvedStep(step, None, None, risk_of_name(name), deferred=True), 1.0
         raise Rejected(f"I can't find {name} on the screen.")
     return _checked(step, match.node, match.score, denied), match.score
+
+
+NO_MARKS = "There are no numbers on the screen. Say show numbers, or show grid, first."
+STALE_MARK = (
+    "The screen changed since the numbers were shown, so I did nothing. "
+    "Look at the new numbers and say it again."
+)
+NOTHING_KNOWN_THERE = 0.5
+"""The certainty of a grid click on a point where no element is known: below CONFIRM_BELOW, so
+the person is asked first."""
+
+
+def _picked(
+    intent: PickMark, marks: Marks | None, snapshot: Snapshot, settings: Settings
+) -> tuple[ResolvedStep, float] | None:
+    """What a number said now acts on: the control that wore it, or a point of the grid; None
+    when it only narrows the grid."""
+    if marks is None:
+        raise Rejected(NO_MARKS)
+    denied = {a.casefold() for a in settings.denylist_apps}
+    if marks.kind == "grid":
+        if intent.number is not None and intent.number > 9:
+            raise Rejected("The grid has cells 1 to 9.")
+        if intent.number is not None and not intent.click:
+            return None
+        area = marks.refined(intent.number).grid() if intent.number else marks.grid()
+        x, y = area.centre()
+        node = node_at(snapshot, x, y)
+        if node is not None and node.app.casefold() in denied:
+            raise Rejected(f"{node.app} is not allowed on this device.")
+        step = Activate(target=node.name if node and node.name else "there", words=intent.words)
+        action = Action(kind="click_at", target=node.id if node else None, point=(x, y))
+        if node is None:
+            return ResolvedStep(step, action, None, Risk.harmless), NOTHING_KNOWN_THERE
+        # What a click lands on is the innermost element; what it does is also its container's
+        # (an icon inside a Delete button deletes).
+        risk = highest([risk_of_element(n, "activate") for n in _with_ancestors(node, snapshot)])
+        return ResolvedStep(step, action, node, risk), 1.0
+    mark = next((m for m in marks.numbers if m.number == intent.number), None)
+    if mark is None:
+        raise Rejected(f"There is no number {intent.number} on the screen.")
+    node = snapshot.node(mark.node_id)
+    if node is None or (node.name, node.role) != (mark.name, mark.role):
+        raise Rejected(STALE_MARK)
+    called = node.name or f"number {mark.number}"
+    chosen: Step
+    if node.role in TEXT_ROLES:
+        chosen = Focus(target=called, words=intent.words)
+    elif node.role in TOGGLE_ROLES:  # a tick's number flips it, and says which way
+        chosen = SetValue(target=called, value="checked" not in node.states, words=intent.words)
+    elif node.role in SELECTABLE_ROLES:
+        chosen = Select(target=called, words=intent.words)
+    else:
+        chosen = Activate(target=called, words=intent.words)
+    resolved = _checked(chosen, node, 1.0, denied)
+    if not node.name:  # say "number 7", never an empty name
+        resolved = replace(resolved, intent=chosen)
+    return resolved, 1.0
+
+
+def _with_ancestors(node: Node, snapshot: Snapshot) -> list[Node]:
+    chain = [node]
+    parent = snapshot.node(node.parent_id) if node.parent_id else None
+    while parent is not None and len(chain) < 64:
+        chain.append(parent)
+        parent = snapshot.node(parent.parent_id) if parent.parent_id else None
+    return chain
 
 
 def _roles_for(step: Step) -> frozenset[str] | None:

@@ -233,10 +233,16 @@ YAD_START = {"Name": "", "Phone": "", "Visit": "Checkup", "Reminder": "FALSE", "
 
 def run_yad(commands: list[str], kiosk: Kiosk) -> tuple[list[str], dict[str, str] | None]:
     """Start the form, say the commands, and read what yad prints after OK (None: no OK)."""
+    return run_yad_with(lambda k: [k.command(c) for c in commands], kiosk)
+
+
+def run_yad_with(speak: Callable[[Kiosk], list[str]], kiosk: Kiosk,
+                 ) -> tuple[list[str], dict[str, str] | None]:
+    """`run_yad` with what is said decided as it goes (`speak` returns the decisions)."""
     proc = start(YAD_FORM, stdout=subprocess.PIPE)
     try:
         assert on_screen("Reminder"), "yad's form never appeared"
-        decisions = [kiosk.command(c) for c in commands]
+        decisions = speak(kiosk)
         try:
             out, _ = proc.communicate(timeout=3)
         except subprocess.TimeoutExpired:

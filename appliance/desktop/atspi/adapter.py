@@ -100,6 +100,8 @@ class AtspiDesktop:
                 return self._type(action.target, action.text or "")
             case "scroll":
                 return self._scroll(action.target, action.direction or "down")
+            case "click_at":
+                return self._click_at(action.point, action.target)
         if action.target is None:
             raise DesktopError("Which element do you mean?")
         target = self._target(action.target)
@@ -202,6 +204,26 @@ class AtspiDesktop:
             after = self._states(t.view, [t.node_id])
             return self._result(before, after, True, "clicked", via=via)
         raise DesktopError(f"{t.raw.name or 'That element'} can't be pressed.")
+
+    def _click_at(self, point: tuple[int, int] | None, node_id: str | None) -> ActionResult:
+        """A click at a point of the grid; what was under it is read before and after, when
+        anything known was."""
+        if point is None:
+            raise DesktopError("Where should I click?")
+        t = self._target(node_id, enabled=False) if node_id else None
+        before = self._states(t.view, [t.node_id]) if t else {}
+        pointer, via = self._clicks()
+        pointer.click(*point)
+        if t is None:
+            self.screen.invalidate()
+            return self._result(before, {}, True, f"clicked at {point[0]},{point[1]}", via=via)
+        try:
+            after = self._states(t.view, [t.node_id])
+        except BusError:  # the click closed what it landed on: that is the click working
+            self.screen.invalidate()
+            return self._result(before, {}, True, "clicked; its window closed", via=via)
+        self.screen.invalidate()
+        return self._result(before, after, True, f"clicked at {point[0]},{point[1]}", via=via)
 
     def _focus(self, t: Target) -> ActionResult:
         focused = [n.id for n in self.snapshot().nodes

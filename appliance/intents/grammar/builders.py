@@ -31,6 +31,7 @@ from appliance.intents.model import (
     Read,
     Scroll,
     Select,
+    ShowMarks,
     TypeText,
     Undo,
 )
@@ -56,6 +57,8 @@ def build(reading: Reading) -> tuple[Intent, bool]:
             return Cancel(words=words), True
         case "undo":
             return Undo(words=words), True
+        case "show_marks":
+            return ShowMarks.model_validate({"kind": slots["kind"].value, "words": words}), True
         case "press_key":
             mods = [slots[m].value for m in ("mod1", "mod2") if m in slots]
             modifiers: tuple[Modifier, ...] = tuple(dict.fromkeys(mods))
