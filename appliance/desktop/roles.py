@@ -99,3 +99,7 @@ REPAIR_PRESSABLE_ROLES = frozenset(
 
 WINDOW_ROLES = frozenset({"frame", "dialog", "window", "alert", "file chooser"})
 """A top-level window: its extents are where the window is on screen."""
+
+NAMED_LEAF_ROLES = frozenset({"push button", "link", "toggle button", "check box", "radio button"})
+"""Controls whose inside, once they have a name, is only that name again (a web page's link or
+button holds its text as a child): not walked, which halves a cold read of a web page."""

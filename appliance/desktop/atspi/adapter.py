@@ -29,6 +29,7 @@ from appliance.desktop.atspi.tree import (
     TEXT,
     VALUE,
     RawNode,
+    apply_reply,
 )
 from appliance.desktop.atspi.vocabulary import state_names
 from appliance.desktop.model import (
@@ -171,6 +172,13 @@ class AtspiDesktop:
     ) -> ActionResult:
         return ActionResult(before=before, after=after, verified=ok, via=via, detail=detail)
 
+    def _actions(self, t: Target) -> tuple[str, ...]:
+        """The element's actions, read now if the snapshot left them out (it reads them only
+        for controls: asking every static text of a web page doubles a cold read)."""
+        if not t.raw.actions and "Action" in t.raw.interfaces:
+            apply_reply(t.view.tree, t.raw, "actions", self.bus.call(t.ref, ACTION, "GetActions"))
+        return t.raw.actions
+
     def _call(self, target: Target | Ref, iface: str, method: str, args: Any = None) -> Any:
         ref = target.ref if isinstance(target, Target) else target
         reply = self.bus.call(ref, iface, method, args)
@@ -183,7 +191,7 @@ class AtspiDesktop:
 
     def _activate(self, t: Target) -> ActionResult:
         before = self._states(t.view, [t.node_id])
-        if t.raw.actions:
+        if self._actions(t):
             index = _pick_action(t.raw.actions)
             ok = bool(self._call(t, ACTION, "DoAction", GLib.Variant("(i)", (index,))))
             try:
@@ -401,7 +409,7 @@ class AtspiDesktop:
     def _toggle(self, t: Target, on: bool) -> ActionResult:
         before = self._states(t.view, [t.node_id])
         if ("checked" in before[t.node_id].states) != on:
-            if not t.raw.actions:
+            if not self._actions(t):
                 raise DesktopError(f"{t.raw.name} can't be switched.")
             self._call(t, ACTION, "DoAction",
                        GLib.Variant("(i)", (_pick_action(t.raw.actions),)))
@@ -459,7 +467,7 @@ class AtspiDesktop:
         ids = [combo.node_id, item.node_id]
         before = self._states(combo.view, ids)
         index = [i for i, _raw in self._items(combo)].index(item.node_id)
-        if item.raw.actions:
+        if self._actions(item):
             self._call(item, ACTION, "DoAction",
                        GLib.Variant("(i)", (_pick_action(item.raw.actions),)))
         elif "Selection" in combo.raw.interfaces:
@@ -489,7 +497,7 @@ class AtspiDesktop:
         if parent is not None and "Selection" in parent.raw.interfaces:
             index = int(t.node_id.rsplit(".", 1)[1])
             self._call(parent, SELECTION, "SelectChild", GLib.Variant("(i)", (index,)))
-        elif t.raw.actions:
+        elif self._actions(t):
             self._call(t, ACTION, "DoAction", GLib.Variant("(i)", (_pick_action(t.raw.actions),)))
         else:
             raise DesktopError(f"{t.raw.name or 'That element'} can't be selected.")

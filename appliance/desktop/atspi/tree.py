@@ -23,10 +23,13 @@ from appliance.desktop.atspi.bus import (
 from appliance.desktop.atspi.gi_modules import Atspi, GLib
 from appliance.desktop.atspi.vocabulary import has_state, role_name, with_state
 from appliance.desktop.roles import (
+    ITEM_ROLES,
     LABEL_TEXT_ROLES,
     LABELLED_ROLES,
     NAMED_BY_CONTENT_ROLES,
+    NAMED_LEAF_ROLES,
     READABLE_TEXT_ROLES,
+    SCAN_ROLES,
 )
 
 ACTION = "org.a11y.atspi.Action"
@@ -38,6 +41,8 @@ COMPONENT = "org.a11y.atspi.Component"
 TEXT_VALUE_ROLES = READABLE_TEXT_ROLES
 NAME_FROM_CONTENT = NAMED_BY_CONTENT_ROLES
 NEEDS_LABEL = LABELLED_ROLES
+ACTED_ON = SCAN_ROLES | ITEM_ROLES
+"""Whose actions a snapshot reads; others' are read when acted on (adapter._actions)."""
 VALUE_PROPERTIES = (("CurrentValue", "value"), ("MinimumValue", "minimum"),
                     ("MaximumValue", "maximum"))
 LABELLED_BY = int(Atspi.RelationType.LABELLED_BY)
@@ -199,25 +204,27 @@ def _describe(bus: A11yBus, refs: list[Ref], parents: dict[Ref, tuple[Ref, int]]
             Call(ref, ACCESSIBLE, "GetRole"), Call(ref, ACCESSIBLE, "GetState"),
             Call(ref, ACCESSIBLE, "GetInterfaces"),
             Call(ref, PROPERTIES, "Get", GLib.Variant("(ss)", (ACCESSIBLE, "Name"))),
-            Call(ref, PROPERTIES, "Get", GLib.Variant("(ss)", (ACCESSIBLE, "ChildCount"))),
+            # The children themselves, not their count: the walk needs them next anyway.
+            Call(ref, ACCESSIBLE, "GetChildren"),
         ]
     replies = bus.call_many(calls)
     out = []
     for i, ref in enumerate(refs):
-        role, states, ifaces, name, count = replies[i * 5 : i * 5 + 5]
+        role, states, ifaces, name, kids = replies[i * 5 : i * 5 + 5]
         if isinstance(role, BusError) and role.timed_out:
             raise role
-        if any(isinstance(r, BusError) for r in (role, states, ifaces, name, count)):
+        if any(isinstance(r, BusError) for r in (role, states, ifaces, name, kids)):
             continue
         assert not isinstance(role, BusError) and not isinstance(states, BusError)
         assert not isinstance(ifaces, BusError) and not isinstance(name, BusError)
-        assert not isinstance(count, BusError)
+        assert not isinstance(kids, BusError)
         parent, index = parents[ref]
+        children = [(str(b), str(p)) for b, p in kids[0]]
         out.append(RawNode(
-            ref=ref, parent=parent, index=index, child_count=int(count[0]),
+            ref=ref, parent=parent, index=index, child_count=len(children),
             interfaces=frozenset(_short(x) for x in ifaces[0]),
             name=clean_name(name[0]), role=role_name(int(role[0])),
-            states=tuple(states[0]),
+            states=tuple(states[0]), children=children,
         ))
     return out
 
@@ -229,6 +236,7 @@ def _fill_gaps(
     level = [r for r in tree.windows]
     parents = {r: ((tree.bus_name, ROOT_PATH), i) for i, r in enumerate(level)}
     depth = 0
+    reports_showing = False
     while level and depth <= max_depth:
         missing = [r for r in level if r not in known]
         for raw in _describe(bus, missing, parents) if missing else []:
@@ -246,6 +254,10 @@ def _fill_gaps(
             if len(node.children) < node.child_count or has_state(node.states,
                                                                    "manages descendants"):
                 walk.append(node)  # the bulk cache leaves out a manager's descendants
+        # Whether this toolkit reports `showing` below its windows at all (GTK 4.8 does not).
+        reports_showing = reports_showing or any(
+            has_state(known[r].states, "showing") for r in level
+            if r in known and r not in tree.windows)
         if walk:
             found = _children_of(bus, [n.ref for n in walk])
             for node in walk:
@@ -254,6 +266,10 @@ def _fill_gaps(
             node = tree.nodes.get(ref)
             if node is None:
                 continue
+            if node.name and node.role in NAMED_LEAF_ROLES:
+                continue  # its children are its name again
+            if reports_showing and _off_screen(node, tree):
+                continue  # nothing inside is on screen either (a web page's far rows)
             for i, child in enumerate(node.children):
                 if child not in tree.nodes:
                     parents.setdefault(child, (ref, i))
@@ -266,12 +282,19 @@ def _fill_gaps(
         node.children = [c for c in node.children if c in tree.nodes]
 
 
+def _off_screen(node: RawNode, tree: AppTree) -> bool:
+    """Not showing, so neither is anything inside it; a combo box's folded options and a
+    window's contents are still wanted."""
+    return (not has_state(node.states, "showing") and node.role != "combo box"
+            and node.ref not in tree.windows and node.role not in ("menu", "menu bar"))
+
+
 def _enrich(bus: A11yBus, tree: AppTree) -> None:
     """Actions, values and text, all requested at once; names for unnamed controls."""
     calls: list[Call] = []
     kinds: list[tuple[str, RawNode]] = []
     for node in tree.nodes.values():
-        if "Action" in node.interfaces:
+        if "Action" in node.interfaces and node.role in ACTED_ON:
             calls.append(Call(node.ref, ACTION, "GetActions"))
             kinds.append(("actions", node))
         for call, kind in value_calls(node):
