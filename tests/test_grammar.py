@@ -672,3 +672,46 @@ def test_the_app_in_use_is_a_weak_answer_to_a_purpose(
     assert in_use is not None and in_use["confidence"] < 0.6
     assert has(plan(planner, "play some music", messages), intent="open_app", app="Radio",
                confidence=1.0)
+
+
+def _form() -> Snapshot:
+    """Combo boxes holding their options inside a menu (as GTK's and Chromium's do), a field
+    and a Save button."""
+    def combo(name: str, options: list[str]) -> dict[str, Any]:
+        items = [{"role": "menu item", "name": o} for o in options]
+        return {"role": "combo box", "name": name, "value": options[0],
+                "children": [{"role": "menu", "children": items}]}
+
+    return snap({"applications": [{"name": "Form", "windows": [{
+        "title": "Form", "states": ["active"], "children": [
+            combo("City", ["Springfield", "Shelbyville", "Capital City"]),
+            combo("Preferred time", ["Morning", "Evening"]),
+            {"role": "entry", "name": "Email"},
+            {"role": "push button", "name": "Save"},
+        ]}]}]})
+
+
+@pytest.mark.parametrize(("text", "target", "value"), [
+    ("set city to Capital City", "City", "Capital City"),
+    ("use Shelbyville for city", "City", "Shelbyville"),
+    ("choose Evening for preferred time", "Preferred time", "Evening"),
+    ("set preferred time to evening", "Preferred time", "Evening"),
+])
+def test_an_option_inside_a_combo_box_menu_is_set_by_name(
+    planner: GrammarPlanner, text: str, target: str, value: str,
+) -> None:
+    assert has(plan(planner, text, _form()), intent="set_value", target=target, value=value)
+
+
+def test_fill_in_a_field_with_words(planner: GrammarPlanner) -> None:
+    assert has(plan(planner, "fill in email with ada@example.org", _form()),
+               intent="type_text", target="Email", text="ada@example.org")
+
+
+def test_save_presses_the_save_button_on_screen_else_the_shortcut(
+    planner: GrammarPlanner, messages: Snapshot,
+) -> None:
+    assert has(plan(planner, "save", _form()), intent="activate", target="Save")
+    assert has(plan(planner, "save the file", messages), intent="press_key", key="s",
+               modifiers=["ctrl"])
+    assert has(plan(planner, "press control s", _form()), intent="press_key", key="s")

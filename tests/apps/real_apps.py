@@ -85,8 +85,10 @@ def judge(case: str, decisions: list[str], changed: dict[str, Any], wanted: dict
     others = {k: v for k, v in changed.items() if k not in wanted}
     if right and not others:
         return Outcome(case, "right")
-    if others or any(k in changed for k in wanted):
+    if others:  # a control the person did not name was changed without a question
         return Outcome(case, "wrong", f"changed {changed}, wanted {wanted}, {decisions}")
+    if changed:  # the right control, but not to what was asked
+        return Outcome(case, "failed", f"changed {changed}, wanted {wanted}, {decisions}")
     return Outcome(case, "failed", f"{decisions}")
 
 

@@ -66,6 +66,10 @@ def build(reading: Reading) -> tuple[Intent, bool]:
                 _symbol_button(reading.said("key"), snapshot))
             if button is not None:  # "press plus" on a calculator: its + button, not a key
                 return Activate(target=button.name, words=words), True
+            # "save" with a Save button on screen: the button the person sees, not the chord.
+            named = _named_button(words.split()[0], snapshot) if modifiers else None
+            if named is not None:
+                return Activate(target=named.name, words=words), True
             return PressKey(key=str(slots["key"].value), modifiers=modifiers, words=words), True
         case "activate":
             t = reading.target()
@@ -174,6 +178,18 @@ def build(reading: Reading) -> tuple[Intent, bool]:
                 question=str(slots["question"].value), confidence=meaning.confidence, words=words
             ), False
     raise Unresolved(name)  # pragma: no cover - a template intent with no builder
+
+
+def _named_button(word: str, snapshot: Snapshot) -> Node | None:
+    """The one showing button of the active window named exactly as a shortcut's word ("save"
+    with a Save button on screen): the button is what the person sees."""
+    found = {
+        m.node.id: m.node
+        for m in find_targets(word, snapshot, roles=PRESSABLE_ROLES, limit=10)
+        if m.score == 1.0 and m.node.visible and m.node.enabled
+        and m.node.app == snapshot.active_app and m.node.window == snapshot.active_window
+    }
+    return next(iter(found.values())) if len(found) == 1 else None
 
 
 def _symbol_button(spoken: str, snapshot: Snapshot) -> Node | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from appliance.desktop.model import Node, Snapshot
 from appliance.desktop.resolve import SUBSET_SCORE, best_name
 from appliance.desktop.roles import (
+    ITEM_ROLES,
     SPOKEN_CHOICE_ROLES,
     SPOKEN_NUMBER_ROLES,
     TEXT_FIELD_ROLES,
@@ -93,8 +94,7 @@ def set_value(reading: Reading) -> tuple[Intent, bool]:
             raise Unresolved(said)
         value = _BOOL_WORDS[said.casefold()]
     elif node.child_ids:
-        choices = [c.name for cid in node.child_ids if (c := snapshot.node(cid)) and c.name]
-        found = best_name(said, choices)
+        found = best_name(said, choices_of(node, snapshot))
         if found is None:
             raise Unresolved(said)
         value, choice_score = found
@@ -114,13 +114,19 @@ def _offering(spoken_target: str, said: str, snapshot: Snapshot) -> tuple[Node, 
     for node in snapshot.in_active_window():
         if node.id not in named or not node.child_ids:
             continue
-        choices = [c.name for cid in node.child_ids if (c := snapshot.node(cid)) and c.name]
-        option = best_name(said, choices)
+        option = best_name(said, choices_of(node, snapshot))
         if option is not None and option[1] >= ASK_FROM:
             found.append((node, min(SUBSET_SCORE, option[1])))
     if len(found) != 1:
         raise Unresolved(spoken_target)  # not a thing that takes a value: ask the model
     return found[0]
+
+
+def choices_of(node: Node, snapshot: Snapshot) -> list[str]:
+    """What a list or combo box offers: its items, also where they sit inside its menu or
+    list (as GTK's and Chromium's combo boxes hold them), not only its direct children."""
+    items = [n.name for n in snapshot.descendants(node) if n.role in ITEM_ROLES and n.name]
+    return items or [c.name for cid in node.child_ids if (c := snapshot.node(cid)) and c.name]
 
 
 def _scaled(number: float, said: str, node: Node) -> float:
