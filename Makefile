@@ -5,7 +5,7 @@ VENV ?= .venv
 # The package's extras each command needs; `make test EXTRAS=dev,voice` overrides both. setup.sh
 # only adds: extras installed for one command stay for the other, so switching never reinstalls.
 DEMO_EXTRAS := voice
-TEST_EXTRAS := dev,desktop,voice,llm
+TEST_EXTRAS := dev,desktop,voice,llm,web
 export VENV
 
 .PHONY: setup demo test lint clean

@@ -514,6 +514,21 @@ def models_verify(as_json: JsonOpt = False) -> None:
 
 
 @app.command()
+def serve(
+    store: StoreOpt = None,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="loopback port")] = 8400,
+    lan: Annotated[bool, typer.Option(help="serve the home network (needs TLS)")] = False,
+) -> None:
+    """The caregiver web page on this machine: http://127.0.0.1:PORT/."""
+    if lan:
+        _fail("--lan needs a TLS certificate, which this version does not make yet; "
+              "serve on loopback (the default)", 2)
+    from appliance.web.serve import run_server
+
+    run_server(store, port)
+
+
+@app.command()
 def demo(
     store: StoreOpt = None,
     keep: Annotated[Path | None, typer.Option(help="keep the demo files here")] = None,

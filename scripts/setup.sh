@@ -30,7 +30,7 @@ APT_PACKAGES=(
 
 # Extras this run needs, e.g. EXTRAS=dev,voice,desktop,llm (`make demo` and `make test` name
 # theirs). Extras are only ever added: the venv keeps what an earlier run installed.
-EXTRAS="${EXTRAS:-dev,desktop,voice,llm}"
+EXTRAS="${EXTRAS:-dev,desktop,voice,llm,web}"
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 VENV="${VENV:-.venv}"

@@ -168,7 +168,7 @@ def test_make_demo_installs_no_language_model_and_make_test_everything() -> None
         return found.group(1)
 
     assert "llm" not in extras("demo").split(",") and "voice" in extras("demo").split(",")
-    assert set(extras("test").split(",")) == {"dev", "desktop", "voice", "llm"}
+    assert set(extras("test").split(",")) == {"dev", "desktop", "voice", "llm", "web"}
 
 
 def test_setup_only_adds_extras_so_demo_and_test_never_reinstall(setup_copy: Path) -> None:

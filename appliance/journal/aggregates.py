@@ -49,6 +49,11 @@ class Device(Aggregate):
         """Speech heard without the wake phrase: only counted, never transcribed into the log."""
         self.ignored += count
 
+    @event("WebAccess")
+    def web_access(self, what: str, caregiver: str, address: str) -> None:
+        """On the caregiver web page: paired, logged in, login failed, logged out. The
+        caregiver's name and where from; never a password or a code."""
+
     @event("SwitchPressed")
     def switch_pressed(self, switch: int, gesture: str, meaning: str) -> None:
         """`switch` 1 or 2; `gesture` tap/hold/long_hold; `meaning` what the moment made of it."""

@@ -233,6 +233,13 @@ class Journal(Application[UUID]):
             lambda device: device.switch_pressed(switch=switch, gesture=gesture, meaning=meaning),
         )
 
+    def web_access(self, what: str, caregiver: str, address: str) -> None:
+        """A caregiver's pairing, login, failed login or logout on the web page."""
+        self._amend(
+            lambda: self.device("web"),
+            lambda d: d.web_access(what=what, caregiver=caregiver, address=address),
+        )
+
     def spoke(self, turn_id: UUID, text: str, timings: dict[str, float]) -> None:
         """What was said for a turn, once the audio is out (the turn may have moved on since)."""
         self._amend(lambda: self.turn(turn_id), lambda t: t.spoke(text=text, timings=timings))

@@ -1,0 +1,1 @@
+"""The caregiver web page (`appliance serve`): pairing, accounts, the day's turns, live."""

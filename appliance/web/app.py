@@ -1,0 +1,207 @@
+"""The caregiver web app: Starlette routes, server-rendered Jinja2 pages, htmx + SSE, no
+inline script. Every page needs a session except pairing (until an owner exists) and login."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from appliance.audit.timeline import NoSuchTurn, timeline
+from appliance.journal.application import Journal
+from appliance.web.accounts import AccountError, Accounts, Session
+from appliance.web.day import day_lines
+from appliance.web.pairing import PairingOffer
+
+HERE = Path(__file__).parent
+PRE_CSRF = "appliance_form"
+LIVE_POLL_S = 0.1
+HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
+        "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+    ),
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+
+
+@dataclass
+class WebState:
+    journal: Journal
+    accounts: Accounts
+    pairing: PairingOffer
+    secure: bool  # served over TLS: cookies are Secure and carry the __Host- prefix
+
+    @property
+    def cookie(self) -> str:
+        # __Host- requires Secure, which plain loopback HTTP cannot give.
+        return "__Host-appliance" if self.secure else "appliance_session"
+
+
+def create_app(state: WebState) -> FastAPI:
+    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    pages = Jinja2Templates(directory=str(HERE / "templates"))  # autoescapes .html
+    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+
+    @app.middleware("http")
+    async def headers(request: Request, call_next: Any) -> Response:
+        response: Response = await call_next(request)
+        for key, value in HEADERS.items():
+            response.headers.setdefault(key, value)
+        return response
+
+    def address(request: Request) -> str:
+        return request.client.host if request.client else "unknown"
+
+    def session(request: Request) -> Session | None:
+        return state.accounts.session(request.cookies.get(state.cookie))
+
+    async def form(request: Request) -> dict[str, str]:
+        body = (await request.body()).decode("utf-8", "replace")
+        return {k: v[0] for k, v in parse_qs(body, keep_blank_values=True).items()}
+
+    def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+        token = request.cookies.get(PRE_CSRF) or secrets.token_urlsafe(24)
+        response = pages.TemplateResponse(request, template, {"form_token": token, **context},
+                                          status_code=status)
+        response.set_cookie(PRE_CSRF, token, httponly=True, samesite="strict",
+                            secure=state.secure, path="/")
+        return response
+
+    def pre_session_ok(request: Request, data: dict[str, str]) -> bool:
+        """Forms before a session (pairing, login): the form's token must match its cookie."""
+        cookie = request.cookies.get(PRE_CSRF, "")
+        return bool(cookie) and secrets.compare_digest(cookie, data.get("form_token", ""))
+
+    @app.get("/", response_class=HTMLResponse)
+    async def today(request: Request) -> Response:
+        if not state.accounts.has_owner():
+            return RedirectResponse("/pair", 303)
+        who = session(request)
+        if who is None:
+            return RedirectResponse("/login", 303)
+        return page(request, "today.html", who=who, lines=day_lines(state.journal))
+
+    @app.get("/day", response_class=HTMLResponse)
+    async def day(request: Request) -> Response:
+        who = session(request)
+        if who is None:
+            return Response("Please log in.", 401)
+        return pages.TemplateResponse(request, "_day.html", {"lines": day_lines(state.journal)})
+
+    @app.get("/turn/{turn_id}", response_class=HTMLResponse)
+    async def turn(request: Request, turn_id: str) -> Response:
+        who = session(request)
+        if who is None:
+            return RedirectResponse("/login", 303)
+        try:
+            rows = timeline(state.journal, turn=turn_id)
+        except NoSuchTurn:
+            return page(request, "message.html", 404, who=who, title="No such turn",
+                        message="There is no turn with that id.")
+        return page(request, "turn.html", who=who, rows=rows, turn_id=turn_id[:8])
+
+    @app.get("/pair", response_class=HTMLResponse)
+    async def pair_form(request: Request) -> Response:
+        if state.accounts.has_owner():
+            return RedirectResponse("/login", 303)
+        if not state.pairing.open:
+            state.pairing.new()
+        return page(request, "pair.html")
+
+    @app.post("/pair", response_class=HTMLResponse)
+    async def pair(request: Request) -> Response:
+        data = await form(request)
+        if state.accounts.has_owner():
+            return Response("Already paired.", 403)
+        if not pre_session_ok(request, data):
+            return Response("The form was out of date; please load the page again.", 403)
+        name = data.get("name", "").strip()
+        if not state.pairing.take(data.get("code", "")):
+            state.journal.web_access("pairing_failed", name[:40] or "-", address(request))
+            if not state.pairing.open:
+                state.pairing.new()
+            return page(request, "pair.html", 400, error="That code is wrong or too old. "
+                        "A new code is on the kiosk now.", name=name)
+        try:
+            state.accounts.create(name, data.get("password", ""), "owner")
+        except AccountError as e:
+            state.pairing.new()  # the code was used: the next try needs the kiosk's new one
+            return page(request, "pair.html", 400, error=str(e), name=name)
+        state.journal.web_access("paired", name, address(request))
+        return RedirectResponse("/login", 303)
+
+    @app.get("/login", response_class=HTMLResponse)
+    async def login_form(request: Request) -> Response:
+        if not state.accounts.has_owner():
+            return RedirectResponse("/pair", 303)
+        return page(request, "login.html")
+
+    @app.post("/login", response_class=HTMLResponse)
+    async def login(request: Request) -> Response:
+        data = await form(request)
+        if not pre_session_ok(request, data):
+            return Response("The form was out of date; please load the page again.", 403)
+        name, where = data.get("name", "").strip(), address(request)
+        wait = state.accounts.wait_s(f"acct:{name.casefold()}@{where}", f"addr:{where}")
+        if wait > 0:
+            return page(request, "login.html", 429, name=name,
+                        error=f"Too many tries. Please wait {int(wait) + 1} seconds.")
+        token = state.accounts.login(name, data.get("password", ""), where)
+        if token is None:
+            state.journal.web_access("login_failed", name[:40] or "-", where)
+            return page(request, "login.html", 400, name=name,
+                        error="That name and password do not match.")
+        state.journal.web_access("logged_in", name, where)
+        response = RedirectResponse("/", 303)
+        response.set_cookie(state.cookie, token, httponly=True, samesite="strict",
+                            secure=state.secure, path="/")
+        return response
+
+    @app.post("/logout")
+    async def logout(request: Request) -> Response:
+        who = session(request)
+        data = await form(request)
+        if who is None or not secrets.compare_digest(who.csrf, data.get("csrf", "")):
+            return Response("Refused.", 403)
+        state.accounts.logout(request.cookies.get(state.cookie, ""))
+        state.journal.web_access("logged_out", who.name, address(request))
+        response = RedirectResponse("/login", 303)
+        response.delete_cookie(state.cookie, path="/")
+        return response
+
+    @app.get("/events")
+    async def events(request: Request) -> Response:
+        """Server-sent events: 'day' whenever the journal grows (any process may write it)."""
+        if session(request) is None:
+            return Response("Please log in.", 401)
+
+        async def stream() -> AsyncIterator[str]:
+            seen = state.journal.recorder.max_notification_id() or 0
+            yield ": connected\n\n"
+            while not await request.is_disconnected():
+                await asyncio.sleep(LIVE_POLL_S)
+                if session(request) is None:  # logged out or revoked meanwhile
+                    return
+                newest = state.journal.recorder.max_notification_id() or 0
+                if newest != seen:
+                    seen = newest
+                    html = pages.get_template("_day.html").render(lines=day_lines(state.journal))
+                    data = "".join(f"data: {line}\n" for line in html.splitlines())
+                    yield f"event: day\n{data}\n"
+
+        return StreamingResponse(stream(), media_type="text/event-stream")
+
+    return app

@@ -1,0 +1,231 @@
+"""The caregiver web page (`appliance serve`): the real server in its own process on loopback,
+Debian's Chromium driven by Playwright, a journal filled by real `appliance say` turns on a sim
+scene, axe-core on every page; security checked over plain HTTP as a stranger would."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.cli_runner import APPLIANCE, run
+from tests.scenes import messages, write_scene
+
+CHROMIUM = "/usr/bin/chromium"
+AXE = Path(__file__).parent / "web" / "axe.min.js"
+PASSWORD = "a long walk by the river"
+
+
+@dataclass
+class Server:
+    url: str
+    store: Path
+    scene: Path
+    runtime: Path
+    proc: subprocess.Popen[str]
+
+    def code(self) -> str:
+        """The pairing code, read where the kiosk picks it up."""
+        path = self.runtime / "appliance" / "pairing-code"
+        deadline = time.monotonic() + 10
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return path.read_text().strip()
+
+    def say(self, text: str) -> None:
+        result = run("say", text, "--desktop", f"sim:{self.scene}", "--store", str(self.store))
+        assert result.code == 0, result.err
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture()
+def server(tmp_path: Path) -> Iterator[Server]:
+    scene = write_scene(tmp_path / "scene.json", messages())
+    store = tmp_path / "journal.sqlite"
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    for said in ("click send", "yes", "<b>bold</b> <script>alert(1)</script>"):
+        assert run("say", said, "--desktop", f"sim:{scene}", "--store", str(store)).code == 0
+    port = _free_port()
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}
+    proc = subprocess.Popen([str(APPLIANCE), "serve", "--store", str(store), "--port", str(port)],
+                            env=env, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(url + "/login", timeout=1)
+            break
+        except httpx.TransportError:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "appliance serve never answered"
+            time.sleep(0.1)
+    try:
+        yield Server(url, store, scene, runtime, proc)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def _form_token(html: str) -> str:
+    m = re.search(r'name="form_token" value="([^"]+)"', html)
+    assert m, html
+    return m.group(1)
+
+
+def _pair(server: Server, client: httpx.Client) -> None:
+    page = client.get(server.url + "/pair")
+    data = {"form_token": _form_token(page.text), "code": server.code(), "name": "Carol",
+            "password": PASSWORD}
+    assert client.post(server.url + "/pair", data=data).status_code == 303
+
+
+def _login(server: Server, client: httpx.Client, password: str = PASSWORD) -> httpx.Response:
+    page = client.get(server.url + "/login")
+    return client.post(server.url + "/login", data={
+        "form_token": _form_token(page.text), "name": "Carol", "password": password})
+
+
+# -- in the browser ----------------------------------------------------------------------------
+
+
+def _axe(page: Any) -> list[dict[str, Any]]:
+    page.evaluate(AXE.read_text())  # evaluated by the browser's debugger, past the page's CSP
+    result: dict[str, Any] = page.evaluate("async () => await axe.run(document)")
+    return [{"id": v["id"], "nodes": [n["html"] for n in v["nodes"]]}
+            for v in result["violations"]]
+
+
+def test_pair_log_in_and_watch_the_day_live(server: Server, tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    shots = tmp_path / "screens"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update"])
+        page = browser.new_page()
+        page.goto(server.url + "/")
+        expect(page).to_have_url(server.url + "/pair")
+        assert _axe(page) == []
+        # A weak password is refused next to the form, and the used code is replaced.
+        page.fill("#code", server.code())
+        page.fill("#name", "Carol")
+        page.fill("#password", "password1234")
+        page.click("button[type=submit]")
+        expect(page.get_by_role("alert")).to_contain_text("too easy to guess")
+        page.screenshot(path=str(shots / "pair-error.png"))
+        page.fill("#code", server.code())
+        page.fill("#password", PASSWORD)
+        page.click("button[type=submit]")
+        expect(page).to_have_url(server.url + "/login")
+        assert _axe(page) == []
+        page.fill("#name", "Carol")
+        page.fill("#password", "not the password at all")
+        page.click("button[type=submit]")
+        expect(page.get_by_role("alert")).to_contain_text("do not match")
+        page.fill("#password", PASSWORD)
+        page.click("button[type=submit]")
+        expect(page).to_have_url(server.url + "/")
+        day = page.locator("#day")
+        expect(day).to_contain_text("said \u201cclick send\u201d")
+        # What was said is shown as text, never as markup.
+        expect(day).to_contain_text("<b>bold</b> <script>alert(1)</script>")
+        assert page.locator("#day b").count() == 0
+        assert _axe(page) == []
+        page.screenshot(path=str(shots / "today.png"), full_page=True)
+        # A turn taken now by another process appears without a reload (SSE).
+        server.say("untick urgent")
+        expect(day).to_contain_text("said \u201cuntick urgent\u201d", timeout=10_000)
+        page.screenshot(path=str(shots / "today-live.png"), full_page=True)
+        # One turn, every step.
+        page.get_by_role("link", name=re.compile("untick urgent")).first.click()
+        expect(page.locator("table")).to_contain_text("Heard")
+        expect(page.locator("table")).to_contain_text("ActionSucceeded")
+        assert _axe(page) == []
+        page.screenshot(path=str(shots / "turn.png"), full_page=True)
+        page.get_by_role("button", name="Log out").click()
+        expect(page).to_have_url(server.url + "/login")
+        browser.close()
+    timeline = run("audit", "--store", str(server.store), "--json").json()
+    access = [r["detail"] for r in timeline if r["event"] == "WebAccess"]
+    assert [a.split(" by ")[0] for a in access] == [
+        "paired", "login failed", "logged in", "logged out"]
+    assert all("by Carol from 127.0.0.1" in a for a in access)
+    assert PASSWORD not in (server.store.read_bytes().decode("latin-1"))
+
+
+# -- as a stranger -----------------------------------------------------------------------------
+
+
+def test_nothing_without_a_session(server: Server) -> None:
+    with httpx.Client(follow_redirects=False) as stranger:
+        _pair(server, stranger)
+        for path in ("/", "/turn/abc", "/pair"):
+            r = stranger.get(server.url + path)
+            assert r.status_code == 303 and r.headers["location"] in ("/login", "/pair")
+        for path in ("/day", "/events"):
+            assert stranger.get(server.url + path).status_code == 401
+        assert stranger.post(server.url + "/logout", data={"csrf": "x"}).status_code == 403
+        page = stranger.get(server.url + "/login")
+        headers = page.headers
+        assert "frame-ancestors 'none'" in headers["content-security-policy"]
+        assert "script-src 'self'" in headers["content-security-policy"]
+        assert "unsafe-inline" not in headers["content-security-policy"]
+        assert headers["referrer-policy"] == "no-referrer"
+        assert headers["x-content-type-options"] == "nosniff"
+        assert "server" not in headers
+
+
+def test_forms_need_their_token_and_sessions_end(server: Server) -> None:
+    with httpx.Client(follow_redirects=False) as client:
+        _pair(server, client)
+        # A login posted from elsewhere (no form token from this page) is refused.
+        bare = client.post(server.url + "/login", data={"name": "Carol", "password": PASSWORD})
+        assert bare.status_code == 403
+        assert _login(server, client).status_code == 303
+        assert client.get(server.url + "/").status_code == 200
+        assert client.post(server.url + "/logout", data={"csrf": "wrong"}).status_code == 403
+        assert client.get(server.url + "/").status_code == 200  # still logged in
+        cookie = dict(client.cookies)
+        csrf = re.search(r'name="csrf" value="([^"]+)"', client.get(server.url + "/").text)
+        assert csrf
+        assert client.post(server.url + "/logout", data={"csrf": csrf.group(1)}).status_code == 303
+    with httpx.Client(follow_redirects=False, cookies=cookie) as replayed:
+        assert replayed.get(server.url + "/").status_code == 303  # the old session is gone
+
+
+def test_a_pairing_code_is_used_once(server: Server) -> None:
+    code = server.code()
+    with httpx.Client(follow_redirects=False) as first, httpx.Client() as second:
+        page = first.get(server.url + "/pair")
+        data = {"form_token": _form_token(page.text), "code": code, "name": "Carol",
+                "password": PASSWORD}
+        assert first.post(server.url + "/pair", data=data).status_code == 303
+        page = second.get(server.url + "/login")
+        again = second.post(server.url + "/pair", data={**data, "form_token": _form_token(
+            page.text), "name": "Mallory"})
+        assert again.status_code == 403
+
+
+def test_wrong_passwords_back_off(server: Server) -> None:
+    with httpx.Client(follow_redirects=False) as client:
+        _pair(server, client)
+        codes = [_login(server, client, "wrong wrong wrong").status_code for _ in range(5)]
+        assert codes[:3] == [400, 400, 400] and 429 in codes[3:]
+        # Even the right password waits its turn from this address...
+        assert _login(server, client).status_code == 429
