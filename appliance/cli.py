@@ -387,6 +387,7 @@ def run(
     """Listen (microphone, or a WAV file until its end) and watch the switch; run every command."""
     from appliance.kiosk import run_kiosk
     from appliance.session import TurnReport
+    from appliance.web.pairing import pairing_path
 
     if speak_to is not None:  # found out now, not after the commands have been carried out
         from appliance.voice.output import check_speak_to
@@ -412,6 +413,7 @@ def run(
         panel=panel,
         switch=switch,
         start_notices=start_notices,
+        pairing_file=pairing_path(store),
     )
 
 
@@ -546,7 +548,7 @@ def demo(
 @app.command()
 def bench(
     what: Annotated[
-        str, typer.Argument(help="core, voice, desktop, planner or switch")
+        str, typer.Argument(help="core, voice, desktop, planner, switch or web")
     ] = "core",
     store: StoreOpt = None,
 ) -> None:
@@ -587,9 +589,13 @@ def bench(
         from appliance.switch.bench import bench_switch
 
         _print_json(bench_switch())
+    elif what == "web":
+        from appliance.web.bench import bench_web
+
+        _print_json(bench_web(progress=lambda line: typer.echo(f"bench web: {line}", err=True)))
     else:
         raise CliError(
-            f"unknown benchmark {what!r}; choose core, voice, desktop, planner or switch"
+            f"unknown benchmark {what!r}; choose core, voice, desktop, planner, switch or web"
         )
 
 

@@ -29,6 +29,7 @@ from appliance.switch.evdev_source import SwitchInput
 from appliance.switch.model import Edge, Press
 from appliance.switch.talk import PushToTalk, TalkingSink
 from appliance.voice.sink import Reply, TurnSink, Utterance
+from appliance.web.pairing import CodeWatch, spoken_code
 
 log = logging.getLogger(__name__)
 
@@ -137,8 +138,10 @@ class Kiosk:
         panel: bool = True,
         switch: bool = True,
         on_notice: Callable[[str], None] = log.warning,
+        pairing_file: Path | None = None,
     ) -> None:
         self.journal = journal
+        self.pairing = CodeWatch(pairing_file) if pairing_file else None
         self.on_notice = on_notice
         self.lock = threading.RLock()
         self.settings = journal.settings()
@@ -221,8 +224,17 @@ class Kiosk:
         if self.controller.listening:
             self.controller.listening_ended()
 
+    def check_pairing(self) -> None:
+        """A caregiver asked the web page to pair: say and show its code, once."""
+        code = self.pairing.fresh() if self.pairing else None
+        if code is None:
+            return
+        self.feed.mode("idle", reply=f"Pairing code: {code[:4]} {code[4:]}")
+        self.speak(f"A caregiver is pairing with me. The code is {spoken_code(code)}.")
+
     def _tick(self) -> None:
         while not self._stop.is_set():
+            self.check_pairing()
             now = time.monotonic()
             due = self.controller.next_due()
             wait = TICK_S if due is None else min(TICK_S, max(0.0, due - now))
@@ -246,6 +258,7 @@ def run_kiosk(
     panel: bool = True,
     switch: bool = True,
     start_notices: Sequence[str] = (),
+    pairing_file: Path | None = None,
 ) -> None:
     """Run until the WAV file ends or the process is stopped; switch faults (none found,
     unplugged, back) go to `on_notice` as well as the journal, after `start_notices`."""
@@ -255,7 +268,8 @@ def run_kiosk(
     source = open_audio(audio)  # a bad file or no microphone is the one line said, not a notice
     for notice in start_notices:
         on_notice(notice)
-    kiosk = Kiosk(journal, desktop, planner, panel=panel, switch=switch, on_notice=on_notice)
+    kiosk = Kiosk(journal, desktop, planner, panel=panel, switch=switch, on_notice=on_notice,
+                  pairing_file=pairing_file)
 
     def reported(report: TurnReport) -> None:
         kiosk.feed.overlay(report.marks)

@@ -229,3 +229,30 @@ def test_wrong_passwords_back_off(server: Server) -> None:
         assert codes[:3] == [400, 400, 400] and 429 in codes[3:]
         # Even the right password waits its turn from this address...
         assert _login(server, client).status_code == 429
+
+
+def test_the_kiosk_says_and_shows_a_new_pairing_code_once(tmp_path: Path) -> None:
+    from appliance.desktop.scene import Scene
+    from appliance.desktop.sim import SimDesktop
+    from appliance.intents.grammar import GrammarPlanner
+    from appliance.journal.application import Journal
+    from appliance.kiosk import Kiosk
+    from appliance.panel.state import PanelState
+    from appliance.web.pairing import PairingOffer, spoken_code
+
+    shown: list[PanelState] = []
+    said: list[str] = []
+    code_file = tmp_path / "runtime" / "pairing-code"
+    kiosk = Kiosk(Journal(str(tmp_path / "journal.sqlite")), lambda: SimDesktop(Scene()),
+                  GrammarPlanner(), panel=False, switch=False, pairing_file=code_file)
+    kiosk.speak = said.append
+    kiosk.feed.panel.show = shown.append  # type: ignore[method-assign]
+    kiosk.check_pairing()
+    assert said == [] and shown == []
+    code = PairingOffer(code_file).new()
+    assert oct(code_file.stat().st_mode & 0o777) == "0o600"
+    kiosk.check_pairing()
+    kiosk.check_pairing()  # said once, not on every tick
+    assert said == [f"A caregiver is pairing with me. The code is {spoken_code(code)}."]
+    assert shown[-1].reply == f"Pairing code: {code[:4]} {code[4:]}"
+    assert spoken_code("12345678") == "1 2 3 4, 5 6 7 8"

@@ -106,7 +106,8 @@ def _planned(intent: dict[str, Any] | None, planner: str) -> str:
 
 
 def timeline(
-    journal: Journal, since: datetime | None = None, turn: str | None = None
+    journal: Journal, since: datetime | None = None, turn: str | None = None,
+    start: int = 1, end: int | None = None,
 ) -> list[dict[str, Any]]:
     """Every event (since `since`, of the turn whose id starts with `turn`) as one row.
 
@@ -118,7 +119,9 @@ def timeline(
         )
     rows = []
     seen_turn = False
-    for nid, e in journal.domain_events():
+    for nid, e in journal.domain_events(start):
+        if end is not None and nid > end:
+            break
         oid = e.originator_id.hex
         if wanted is not None and not oid.startswith(wanted):
             continue

@@ -92,14 +92,18 @@ def create_app(state: WebState) -> FastAPI:
         who = session(request)
         if who is None:
             return RedirectResponse("/login", 303)
-        return page(request, "today.html", who=who, lines=day_lines(state.journal))
+        before = request.query_params.get("before", "")
+        shown = day_lines(state.journal, before=int(before) if before.isdigit() else None)
+        return page(request, "today.html", who=who, lines=shown.lines, older=shown.older,
+                    live=not before)
 
     @app.get("/day", response_class=HTMLResponse)
     async def day(request: Request) -> Response:
         who = session(request)
         if who is None:
             return Response("Please log in.", 401)
-        return pages.TemplateResponse(request, "_day.html", {"lines": day_lines(state.journal)})
+        return pages.TemplateResponse(request, "_day.html",
+                                      {"lines": day_lines(state.journal).lines})
 
     @app.get("/turn/{turn_id}", response_class=HTMLResponse)
     async def turn(request: Request, turn_id: str) -> Response:
@@ -198,7 +202,8 @@ def create_app(state: WebState) -> FastAPI:
                 newest = state.journal.recorder.max_notification_id() or 0
                 if newest != seen:
                     seen = newest
-                    html = pages.get_template("_day.html").render(lines=day_lines(state.journal))
+                    html = pages.get_template("_day.html").render(
+                        lines=day_lines(state.journal).lines)
                     data = "".join(f"data: {line}\n" for line in html.splitlines())
                     yield f"event: day\n{data}\n"
 

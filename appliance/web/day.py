@@ -23,11 +23,26 @@ class Line:
     steps: list[str] = field(default_factory=list)
 
 
-def day_lines(journal: Journal, limit: int = 200) -> list[Line]:
-    """The newest `limit` lines, newest first."""
+WINDOW = 3000
+"""Events read for one page: a few hundred turns. A page reads the journal's tail, never all
+of it, so it takes as long with a million events as with a thousand."""
+
+
+@dataclass
+class Page:
+    lines: list[Line]
+    older: int | None  # the `before` of the next page back, if there is one
+
+
+def day_lines(journal: Journal, limit: int = 200, before: int | None = None) -> Page:
+    """Up to `limit` lines from the events before notification `before` (None: the newest),
+    newest first."""
+    last = journal.recorder.max_notification_id() or 0
+    end = min(last, before - 1) if before else last
+    start = max(1, end - WINDOW + 1)
     turns: dict[str, Line] = {}
     lines: list[Line] = []
-    for row in timeline(journal):
+    for row in timeline(journal, start=start, end=end):
         event, data = row["event"], row["data"]
         clock = row["time"][11:16]
         if row["aggregate"] != "Turn":
@@ -36,12 +51,14 @@ def day_lines(journal: Journal, limit: int = 200) -> list[Line]:
             continue
         line = turns.get(row["turn"])
         if line is None:
+            if event != "TurnStarted":
+                continue  # begun before this page's events: it is on the page before
             line = turns[row["turn"]] = Line(time=clock, text="", turn=row["turn"])
             lines.append(line)
         _add(line, event, data)
     for line in turns.values():
         line.text = " -> ".join(line.steps) or "(nothing heard)"
-    return list(reversed(lines))[:limit]
+    return Page(lines=list(reversed(lines))[:limit], older=start if start > 1 else None)
 
 
 def _label(event: str) -> str:
