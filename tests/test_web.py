@@ -158,14 +158,36 @@ def test_pair_log_in_and_watch_the_day_live(server: Server, tmp_path: Path) -> N
         expect(page.locator("table")).to_contain_text("ActionSucceeded")
         assert _axe(page) == []
         page.screenshot(path=str(shots / "turn.png"), full_page=True)
+        # Settings: a wrong value is named next to its field and nothing is saved.
+        page.goto(server.url + "/settings")
+        assert _axe(page) == []
+        page.select_option("#allow_destructive", "yes")
+        page.fill("#confirm_timeout_s", "soon")
+        page.click("text=Save settings")
+        expect(page.locator("#confirm_timeout_s-error")).to_be_visible()
+        page.screenshot(path=str(shots / "settings-error.png"), full_page=True)
+        assert run("settings", "show", "--store", str(server.store), "--json").json()[
+            "allow_destructive"] is False
+        page.fill("#confirm_timeout_s", "45")
+        page.click("text=Save settings")
+        expect(page.get_by_role("status")).to_contain_text("allow_destructive")
         page.get_by_role("button", name="Log out").click()
         expect(page).to_have_url(server.url + "/login")
         browser.close()
+    shown = run("settings", "show", "--store", str(server.store), "--json").json()
+    assert shown["allow_destructive"] is True and shown["confirm_timeout_s"] == 45.0
+    # ...and the next command sees it: deleting now asks instead of being refused.
+    said = run("say", "click delete conversation", "--desktop", f"sim:{server.scene}",
+               "--store", str(server.store), "--json").json()
+    assert said["decision"] == "needs_confirmation", said
     timeline = run("audit", "--store", str(server.store), "--json").json()
     access = [r["detail"] for r in timeline if r["event"] == "WebAccess"]
     assert [a.split(" by ")[0] for a in access] == [
         "paired", "login failed", "logged in", "logged out"]
     assert all("by Carol from 127.0.0.1" in a for a in access)
+    changed = [r["detail"] for r in timeline if r["event"] == "SettingChanged"]
+    assert changed == ["allow_destructive: False -> True by Carol",
+                       "confirm_timeout_s: 30.0 -> 45.0 by Carol"]
     assert PASSWORD not in (server.store.read_bytes().decode("latin-1"))
 
 
@@ -256,3 +278,40 @@ def test_the_kiosk_says_and_shows_a_new_pairing_code_once(tmp_path: Path) -> Non
     assert said == [f"A caregiver is pairing with me. The code is {spoken_code(code)}."]
     assert shown[-1].reply == f"Pairing code: {code[:4]} {code[4:]}"
     assert spoken_code("12345678") == "1 2 3 4, 5 6 7 8"
+
+
+def test_the_owner_invites_a_viewer_who_can_only_look_and_can_be_removed(server: Server) -> None:
+    with httpx.Client(follow_redirects=False) as owner, \
+            httpx.Client(follow_redirects=False) as viewer:
+        _pair(server, owner)
+        _login(server, owner)
+        csrf = re.search(r'name="csrf" value="([^"]+)"', owner.get(server.url + "/people").text)
+        assert csrf
+        made = owner.post(server.url + "/people/invite", data={"csrf": csrf.group(1),
+                                                               "role": "viewer"})
+        code = re.search(r'class="code">([^<]+)<', made.text)
+        assert made.status_code == 200 and code
+        page = viewer.get(server.url + "/join")
+        joined = viewer.post(server.url + "/join", data={
+            "form_token": _form_token(page.text), "code": code.group(1), "name": "Vic",
+            "password": "another long passphrase"})
+        assert joined.status_code == 303
+        again = viewer.post(server.url + "/join", data={
+            "form_token": _form_token(page.text), "code": code.group(1), "name": "Eve",
+            "password": "another long passphrase"})
+        assert again.status_code == 400  # an invitation is used once
+        page = viewer.get(server.url + "/login")
+        assert viewer.post(server.url + "/login", data={
+            "form_token": _form_token(page.text), "name": "Vic",
+            "password": "another long passphrase"}).status_code == 303
+        mine = re.search(r'name="csrf" value="([^"]+)"', viewer.get(server.url + "/").text)
+        assert mine
+        refused = viewer.post(server.url + "/settings", data={
+            "csrf": mine.group(1), "allow_destructive": "yes"})
+        assert refused.status_code == 403
+        assert viewer.get(server.url + "/people").status_code == 403
+        assert 'disabled' in viewer.get(server.url + "/settings").text
+        owner.post(server.url + "/people/remove", data={"csrf": csrf.group(1), "name": "Vic"})
+        assert viewer.get(server.url + "/").status_code == 303  # the session went with Vic
+    shown = run("settings", "show", "--store", str(server.store), "--json").json()
+    assert shown["allow_destructive"] is False

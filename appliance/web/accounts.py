@@ -30,7 +30,10 @@ create table if not exists sessions (token text primary key, name text not null,
                                      revoked integer not null default 0);
 create table if not exists failures (key text primary key, count integer not null,
                                      until real not null);
+create table if not exists invites (code text primary key, role text not null,
+                                    expires real not null, by text not null);
 """
+INVITE_S = 24 * 3600.0
 
 
 class AccountError(ValueError):
@@ -139,3 +142,35 @@ class Accounts:
     def revoke_all(self, name: str) -> int:
         return self.db.execute("update sessions set revoked=1 where name=? and revoked=0",
                                (name,)).rowcount
+
+    # -- more caregivers -------------------------------------------------------------------
+
+    def invite(self, role: Role, by: str) -> str:
+        """A one-time code for one more caregiver or viewer, valid a day."""
+        code = secrets.token_urlsafe(12)
+        self.db.execute("insert into invites values (?, ?, ?, ?)",
+                        (_digest(code), role, time.time() + INVITE_S, by))
+        return code
+
+    def join(self, code: str, name: str, password: str) -> Role:
+        """Use an invite: the account is made with the invite's role, and the code is spent."""
+        row = self.db.execute("select role, expires from invites where code=?",
+                              (_digest(code.strip()),)).fetchone()
+        if row is None or time.time() > row[1]:
+            raise AccountError("That invitation is not valid (used, withdrawn or too old).")
+        role: Role = row[0]
+        self.create(name, password, role)
+        self.db.execute("delete from invites where code=?", (_digest(code.strip()),))
+        return role
+
+    def people(self) -> list[tuple[str, Role]]:
+        return [(r[0], r[1]) for r in self.db.execute("select name, role from users order by "
+                                                      "created")]
+
+    def remove(self, name: str) -> bool:
+        """Revoke a caregiver: the account and every session of it; never the owner."""
+        gone = self.db.execute("delete from users where name=? and role!='owner'",
+                               (name,)).rowcount
+        if gone:
+            self.revoke_all(name)
+        return bool(gone)

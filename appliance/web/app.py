@@ -21,6 +21,7 @@ from appliance.journal.application import Journal
 from appliance.web.accounts import AccountError, Accounts, Session
 from appliance.web.day import day_lines
 from appliance.web.pairing import PairingOffer
+from appliance.web.settings_form import changes, fields
 
 HERE = Path(__file__).parent
 PRE_CSRF = "appliance_form"
@@ -117,6 +118,90 @@ def create_app(state: WebState) -> FastAPI:
                         message="There is no turn with that id.")
         return page(request, "turn.html", who=who, rows=rows, turn_id=turn_id[:8])
 
+    def can_change(who: Session) -> bool:
+        return who.role in ("owner", "caregiver")
+
+    async def checked(request: Request) -> tuple[Session | None, dict[str, str]]:
+        """The session of a state-changing request whose form carries its CSRF token."""
+        who, data = session(request), await form(request)
+        if who is None or not secrets.compare_digest(who.csrf, data.get("csrf", "")):
+            return None, data
+        return who, data
+
+    @app.get("/settings", response_class=HTMLResponse)
+    async def settings_page(request: Request) -> Response:
+        who = session(request)
+        if who is None:
+            return RedirectResponse("/login", 303)
+        return page(request, "settings.html", who=who, can_change=can_change(who),
+                    fields=fields(state.journal.settings()))
+
+    @app.post("/settings", response_class=HTMLResponse)
+    async def settings_save(request: Request) -> Response:
+        who, data = await checked(request)
+        if who is None:
+            return Response("Refused.", 403)
+        if not can_change(who):
+            return Response("A viewer cannot change settings.", 403)
+        current = state.journal.settings()
+        changed, errors = changes(current, data)
+        if errors:  # nothing is saved until every field is right
+            return page(request, "settings.html", 400, who=who, can_change=True,
+                        errors=errors, fields=fields(current, errors, data))
+        for key, value in changed.items():
+            state.journal.change_setting(key, value, by=who.name)
+        return page(request, "settings.html", who=who, can_change=True, saved=list(changed),
+                    fields=fields(state.journal.settings()))
+
+    @app.get("/people", response_class=HTMLResponse)
+    async def people(request: Request) -> Response:
+        who = session(request)
+        if who is None:
+            return RedirectResponse("/login", 303)
+        if who.role != "owner":
+            return Response("Only the owner manages caregivers.", 403)
+        return page(request, "people.html", who=who, people=state.accounts.people())
+
+    @app.post("/people/invite", response_class=HTMLResponse)
+    async def invite(request: Request) -> Response:
+        who, data = await checked(request)
+        if who is None or who.role != "owner":
+            return Response("Refused.", 403)
+        role = data.get("role", "")
+        if role not in ("caregiver", "viewer"):
+            return Response("A caregiver or a viewer.", 400)
+        code = state.accounts.invite(role, who.name)  # type: ignore[arg-type]
+        state.journal.web_access(f"invited_{role}", who.name, address(request))
+        return page(request, "people.html", who=who, people=state.accounts.people(),
+                    invite=code, invite_role=role)
+
+    @app.post("/people/remove", response_class=HTMLResponse)
+    async def remove(request: Request) -> Response:
+        who, data = await checked(request)
+        if who is None or who.role != "owner":
+            return Response("Refused.", 403)
+        name = data.get("name", "")
+        if state.accounts.remove(name):
+            state.journal.web_access("revoked", who.name, address(request))
+        return RedirectResponse("/people", 303)
+
+    @app.get("/join", response_class=HTMLResponse)
+    async def join_form(request: Request) -> Response:
+        return page(request, "join.html")
+
+    @app.post("/join", response_class=HTMLResponse)
+    async def join(request: Request) -> Response:
+        data = await form(request)
+        if not pre_session_ok(request, data):
+            return Response("The form was out of date; please load the page again.", 403)
+        name = data.get("name", "").strip()
+        try:
+            role = state.accounts.join(data.get("code", ""), name, data.get("password", ""))
+        except AccountError as e:
+            return page(request, "join.html", 400, error=str(e), name=name)
+        state.journal.web_access(f"joined_as_{role}", name, address(request))
+        return RedirectResponse("/login", 303)
+
     @app.get("/pair", response_class=HTMLResponse)
     async def pair_form(request: Request) -> Response:
         if state.accounts.has_owner():
@@ -176,9 +261,8 @@ def create_app(state: WebState) -> FastAPI:
 
     @app.post("/logout")
     async def logout(request: Request) -> Response:
-        who = session(request)
-        data = await form(request)
-        if who is None or not secrets.compare_digest(who.csrf, data.get("csrf", "")):
+        who, _data = await checked(request)
+        if who is None:
             return Response("Refused.", 403)
         state.accounts.logout(request.cookies.get(state.cookie, ""))
         state.journal.web_access("logged_out", who.name, address(request))
