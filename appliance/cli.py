@@ -387,7 +387,7 @@ def run(
     """Listen (microphone, or a WAV file until its end) and watch the switch; run every command."""
     from appliance.kiosk import run_kiosk
     from appliance.session import TurnReport
-    from appliance.web.pairing import pairing_path
+    from appliance.web.handoff import notes_path, pairing_path
 
     if speak_to is not None:  # found out now, not after the commands have been carried out
         from appliance.voice.output import check_speak_to
@@ -414,6 +414,7 @@ def run(
         switch=switch,
         start_notices=start_notices,
         pairing_file=pairing_path(store),
+        notes_file=notes_path(store),
     )
 
 
@@ -518,6 +519,7 @@ def models_verify(as_json: JsonOpt = False) -> None:
 @app.command()
 def serve(
     store: StoreOpt = None,
+    desktop: DesktopOpt = "atspi",
     port: Annotated[int, typer.Option(min=1, max=65535, help="loopback port")] = 8400,
     lan: Annotated[bool, typer.Option(help="serve the home network (needs TLS)")] = False,
 ) -> None:
@@ -527,7 +529,7 @@ def serve(
               "serve on loopback (the default)", 2)
     from appliance.web.serve import run_server
 
-    run_server(store, port)
+    run_server(store, port, desktop)
 
 
 @app.command()

@@ -29,7 +29,7 @@ from appliance.switch.evdev_source import SwitchInput
 from appliance.switch.model import Edge, Press
 from appliance.switch.talk import PushToTalk, TalkingSink
 from appliance.voice.sink import Reply, TurnSink, Utterance
-from appliance.web.pairing import CodeWatch, spoken_code
+from appliance.web.handoff import CodeWatch, NoteWatch, spoken_code
 
 log = logging.getLogger(__name__)
 
@@ -139,9 +139,11 @@ class Kiosk:
         switch: bool = True,
         on_notice: Callable[[str], None] = log.warning,
         pairing_file: Path | None = None,
+        notes_file: Path | None = None,
     ) -> None:
         self.journal = journal
         self.pairing = CodeWatch(pairing_file) if pairing_file else None
+        self.notes = NoteWatch(notes_file) if notes_file else None
         self.on_notice = on_notice
         self.lock = threading.RLock()
         self.settings = journal.settings()
@@ -224,17 +226,21 @@ class Kiosk:
         if self.controller.listening:
             self.controller.listening_ended()
 
-    def check_pairing(self) -> None:
-        """A caregiver asked the web page to pair: say and show its code, once."""
+    def check_web(self) -> None:
+        """What the web page handed over: a pairing code to say and show, once; a note to
+        announce ("Carol undid: ..."), so the person knows what was done for them."""
         code = self.pairing.fresh() if self.pairing else None
-        if code is None:
-            return
-        self.feed.mode("idle", reply=f"Pairing code: {code[:4]} {code[4:]}")
-        self.speak(f"A caregiver is pairing with me. The code is {spoken_code(code)}.")
+        if code is not None:
+            self.feed.mode("idle", reply=f"Pairing code: {code[:4]} {code[4:]}")
+            self.speak(f"A caregiver is pairing with me. The code is {spoken_code(code)}.")
+        note = self.notes.take() if self.notes else None
+        if note is not None:
+            self.feed.mode("idle", reply=note)
+            self.speak(note)
 
     def _tick(self) -> None:
         while not self._stop.is_set():
-            self.check_pairing()
+            self.check_web()
             now = time.monotonic()
             due = self.controller.next_due()
             wait = TICK_S if due is None else min(TICK_S, max(0.0, due - now))
@@ -259,6 +265,7 @@ def run_kiosk(
     switch: bool = True,
     start_notices: Sequence[str] = (),
     pairing_file: Path | None = None,
+    notes_file: Path | None = None,
 ) -> None:
     """Run until the WAV file ends or the process is stopped; switch faults (none found,
     unplugged, back) go to `on_notice` as well as the journal, after `start_notices`."""
@@ -269,7 +276,7 @@ def run_kiosk(
     for notice in start_notices:
         on_notice(notice)
     kiosk = Kiosk(journal, desktop, planner, panel=panel, switch=switch, on_notice=on_notice,
-                  pairing_file=pairing_file)
+                  pairing_file=pairing_file, notes_file=notes_file)
 
     def reported(report: TurnReport) -> None:
         kiosk.feed.overlay(report.marks)

@@ -4,6 +4,7 @@ scene, axe-core on every page; security checked over plain HTTP as a stranger wo
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -62,8 +63,9 @@ def server(tmp_path: Path) -> Iterator[Server]:
         assert run("say", said, "--desktop", f"sim:{scene}", "--store", str(store)).code == 0
     port = _free_port()
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}
-    proc = subprocess.Popen([str(APPLIANCE), "serve", "--store", str(store), "--port", str(port)],
-                            env=env, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([str(APPLIANCE), "serve", "--store", str(store), "--port", str(port),
+                             "--desktop", f"sim:{scene}"], env=env, stderr=subprocess.PIPE,
+                            text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while True:
@@ -85,6 +87,13 @@ def _form_token(html: str) -> str:
     m = re.search(r'name="form_token" value="([^"]+)"', html)
     assert m, html
     return m.group(1)
+
+
+def _urgent(server: Server) -> list[str]:
+    data = json.loads(server.scene.read_text())
+    urgent = next(e for e in data["applications"][0]["windows"][0]["children"]
+                  if e.get("name") == "Urgent")
+    return list(urgent.get("states", []))
 
 
 def _pair(server: Server, client: httpx.Client) -> None:
@@ -158,6 +167,18 @@ def test_pair_log_in_and_watch_the_day_live(server: Server, tmp_path: Path) -> N
         expect(page.locator("table")).to_contain_text("ActionSucceeded")
         assert _axe(page) == []
         page.screenshot(path=str(shots / "turn.png"), full_page=True)
+        # Undo the newest change from the page: asked first, done through the session, the
+        # sim screen really changes back, and the kiosk is handed what to announce.
+        page.goto(server.url + "/")
+        assert "checked" not in _urgent(server)
+        page.get_by_role("link", name="Undo this").click()
+        expect(page.locator("main")).to_contain_text("Unticked Urgent.")
+        assert _axe(page) == []
+        page.get_by_role("button", name="Yes, undo it").click()
+        expect(page.locator("main")).to_contain_text("Undone")
+        assert "checked" in _urgent(server)
+        note = server.runtime / "appliance" / "announce"
+        assert note.read_text().strip() == "Carol undid: Unticked Urgent."
         # Settings: a wrong value is named next to its field and nothing is saved.
         page.goto(server.url + "/settings")
         assert _axe(page) == []
@@ -185,6 +206,8 @@ def test_pair_log_in_and_watch_the_day_live(server: Server, tmp_path: Path) -> N
     assert [a.split(" by ")[0] for a in access] == [
         "paired", "login failed", "logged in", "logged out"]
     assert all("by Carol from 127.0.0.1" in a for a in access)
+    undone = [r for r in timeline if r["event"] == "TurnStarted" and "web" in r["detail"]]
+    assert len(undone) == 1 and undone[0]["data"]["device"] == "web:Carol"
     changed = [r["detail"] for r in timeline if r["event"] == "SettingChanged"]
     assert changed == ["allow_destructive: False -> True by Carol",
                        "confirm_timeout_s: 30.0 -> 45.0 by Carol"]
@@ -200,8 +223,9 @@ def test_nothing_without_a_session(server: Server) -> None:
         for path in ("/", "/turn/abc", "/pair"):
             r = stranger.get(server.url + path)
             assert r.status_code == 303 and r.headers["location"] in ("/login", "/pair")
-        for path in ("/day", "/events"):
-            assert stranger.get(server.url + path).status_code == 401
+        assert stranger.get(server.url + "/events").status_code == 401
+        assert stranger.post(server.url + "/undo/0123456789ab", data={}).status_code == 403
+        assert stranger.post(server.url + "/settings", data={}).status_code == 403
         assert stranger.post(server.url + "/logout", data={"csrf": "x"}).status_code == 403
         page = stranger.get(server.url + "/login")
         headers = page.headers
@@ -260,7 +284,8 @@ def test_the_kiosk_says_and_shows_a_new_pairing_code_once(tmp_path: Path) -> Non
     from appliance.journal.application import Journal
     from appliance.kiosk import Kiosk
     from appliance.panel.state import PanelState
-    from appliance.web.pairing import PairingOffer, spoken_code
+    from appliance.web.handoff import spoken_code
+    from appliance.web.pairing import PairingOffer
 
     shown: list[PanelState] = []
     said: list[str] = []
@@ -269,12 +294,12 @@ def test_the_kiosk_says_and_shows_a_new_pairing_code_once(tmp_path: Path) -> Non
                   GrammarPlanner(), panel=False, switch=False, pairing_file=code_file)
     kiosk.speak = said.append
     kiosk.feed.panel.show = shown.append  # type: ignore[method-assign]
-    kiosk.check_pairing()
+    kiosk.check_web()
     assert said == [] and shown == []
     code = PairingOffer(code_file).new()
     assert oct(code_file.stat().st_mode & 0o777) == "0o600"
-    kiosk.check_pairing()
-    kiosk.check_pairing()  # said once, not on every tick
+    kiosk.check_web()
+    kiosk.check_web()  # said once, not on every tick
     assert said == [f"A caregiver is pairing with me. The code is {spoken_code(code)}."]
     assert shown[-1].reply == f"Pairing code: {code[:4]} {code[4:]}"
     assert spoken_code("12345678") == "1 2 3 4, 5 6 7 8"
@@ -310,6 +335,11 @@ def test_the_owner_invites_a_viewer_who_can_only_look_and_can_be_removed(server:
             "csrf": mine.group(1), "allow_destructive": "yes"})
         assert refused.status_code == 403
         assert viewer.get(server.url + "/people").status_code == 403
+        server.say("untick urgent")
+        turn = re.search(r'href="/turn/([0-9a-f]+)"', viewer.get(server.url + "/").text)
+        assert turn and "Undo this" not in viewer.get(server.url + "/").text
+        assert viewer.post(server.url + f"/undo/{turn.group(1)}",
+                           data={"csrf": mine.group(1)}).status_code == 403
         assert 'disabled' in viewer.get(server.url + "/settings").text
         owner.post(server.url + "/people/remove", data={"csrf": csrf.group(1), "name": "Vic"})
         assert viewer.get(server.url + "/").status_code == 303  # the session went with Vic

@@ -18,8 +18,12 @@ from fastapi.templating import Jinja2Templates
 
 from appliance.audit.timeline import NoSuchTurn, timeline
 from appliance.journal.application import Journal
+from appliance.session import Session as SessionRunner
+from appliance.session import TurnReport
+from appliance.turn import Turn
 from appliance.web.accounts import AccountError, Accounts, Session
 from appliance.web.day import day_lines
+from appliance.web.handoff import post_note
 from appliance.web.pairing import PairingOffer
 from appliance.web.settings_form import changes, fields
 
@@ -44,11 +48,45 @@ class WebState:
     accounts: Accounts
     pairing: PairingOffer
     secure: bool  # served over TLS: cookies are Secure and carry the __Host- prefix
+    desktop: str = "atspi"  # the screen an undo acts on, as `appliance say --desktop` names it
+    notes: Path | None = None  # where the kiosk picks up what to announce
 
     @property
     def cookie(self) -> str:
         # __Host- requires Secure, which plain loopback HTTP cannot give.
         return "__Host-appliance" if self.secure else "appliance_session"
+
+
+NOT_UNDOABLE = (
+    "Only the most recent change can be undone from here, and that is not it (or it was "
+    "undone already)."
+)
+
+
+def _undoable(journal: Journal) -> str:
+    stack = journal.undo_stack()
+    return stack[0].id.hex[:8] if stack else ""
+
+
+def _newest_undoable(journal: Journal, turn_id: str) -> Turn | None:
+    """The turn, if it is the one an undo would take back now (the newest undoable)."""
+    stack = journal.undo_stack()
+    wanted = turn_id.replace("-", "").lower()
+    if not stack or len(wanted) < 8 or not stack[0].id.hex.startswith(wanted):
+        return None
+    return stack[0]
+
+
+def undo_as(state: WebState, caregiver: str) -> TurnReport:
+    """'Undo that', through the same Session path as when the person says it, on the screen
+    the turn changed, journaled as the caregiver's."""
+    from appliance.intents.grammar import GrammarPlanner
+    from appliance.wiring import opened_desktop
+
+    with opened_desktop(state.desktop) as desktop:
+        session = SessionRunner(state.journal, desktop, GrammarPlanner(),
+                                device=f"web:{caregiver}")
+        return session.say("undo that", trigger="web", engine="web")
 
 
 def create_app(state: WebState) -> FastAPI:
@@ -96,15 +134,7 @@ def create_app(state: WebState) -> FastAPI:
         before = request.query_params.get("before", "")
         shown = day_lines(state.journal, before=int(before) if before.isdigit() else None)
         return page(request, "today.html", who=who, lines=shown.lines, older=shown.older,
-                    live=not before)
-
-    @app.get("/day", response_class=HTMLResponse)
-    async def day(request: Request) -> Response:
-        who = session(request)
-        if who is None:
-            return Response("Please log in.", 401)
-        return pages.TemplateResponse(request, "_day.html",
-                                      {"lines": day_lines(state.journal).lines})
+                    live=not before, undo=_undoable(state.journal) if can_change(who) else "")
 
     @app.get("/turn/{turn_id}", response_class=HTMLResponse)
     async def turn(request: Request, turn_id: str) -> Response:
@@ -202,6 +232,34 @@ def create_app(state: WebState) -> FastAPI:
         state.journal.web_access(f"joined_as_{role}", name, address(request))
         return RedirectResponse("/login", 303)
 
+    @app.get("/undo/{turn_id}", response_class=HTMLResponse)
+    async def undo_form(request: Request, turn_id: str) -> Response:
+        who = session(request)
+        if who is None:
+            return RedirectResponse("/login", 303)
+        target = _newest_undoable(state.journal, turn_id)
+        if target is None or not can_change(who):
+            return page(request, "message.html", 409, who=who, title="Nothing to undo here",
+                        message=NOT_UNDOABLE)
+        return page(request, "undo.html", who=who, turn_id=turn_id[:8],
+                    what=target.spoken[-1] if target.spoken else "the last change")
+
+    @app.post("/undo/{turn_id}", response_class=HTMLResponse)
+    async def undo(request: Request, turn_id: str) -> Response:
+        who, _data = await checked(request)
+        if who is None or not can_change(who):
+            return Response("Refused.", 403)
+        target = _newest_undoable(state.journal, turn_id)
+        if target is None:
+            return page(request, "message.html", 409, who=who, title="Nothing to undo here",
+                        message=NOT_UNDOABLE)
+        what = target.spoken[-1] if target.spoken else "the last change"
+        report = undo_as(state, who.name)
+        if report.decision == "undone" and state.notes is not None:
+            post_note(state.notes, f"{who.name} undid: {what}")
+        return page(request, "message.html", who=who, title="Undo",
+                    message=report.spoken or "Nothing was done.")
+
     @app.get("/pair", response_class=HTMLResponse)
     async def pair_form(request: Request) -> Response:
         if state.accounts.has_owner():
@@ -281,13 +339,15 @@ def create_app(state: WebState) -> FastAPI:
             yield ": connected\n\n"
             while not await request.is_disconnected():
                 await asyncio.sleep(LIVE_POLL_S)
-                if session(request) is None:  # logged out or revoked meanwhile
+                who = session(request)
+                if who is None:  # logged out or revoked meanwhile
                     return
                 newest = state.journal.recorder.max_notification_id() or 0
                 if newest != seen:
                     seen = newest
                     html = pages.get_template("_day.html").render(
-                        lines=day_lines(state.journal).lines)
+                        lines=day_lines(state.journal).lines,
+                        undo=_undoable(state.journal) if can_change(who) else "")
                     data = "".join(f"data: {line}\n" for line in html.splitlines())
                     yield f"event: day\n{data}\n"
 

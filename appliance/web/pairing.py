@@ -11,8 +11,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from appliance.journal.store import default_store_path
-
 CODE_DIGITS = 8
 VALID_S = 600.0
 MAX_TRIES = 5
@@ -61,42 +59,3 @@ class PairingOffer:
     def open(self) -> bool:
         return bool(self._digest) and time.time() <= self._expires
 
-
-def web_dir(store: str | None) -> Path:
-    """Beside a SQLite journal; for PostgreSQL, the state folder a default journal uses."""
-    if store and not store.startswith("postgresql"):
-        return Path(store).resolve().parent
-    return default_store_path().parent
-
-
-def pairing_path(store: str | None = None) -> Path:
-    """Where the kiosk picks up the pairing code: the user's runtime folder (memory only),
-    else beside the journal. The kiosk and the web page run as the same user."""
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    return (Path(runtime) / "appliance" if runtime else web_dir(store)) / "pairing-code"
-
-
-class CodeWatch:
-    """The kiosk's side: a new code in the file is to be said and shown, once."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._seen: tuple[float, str] | None = None
-
-    def fresh(self) -> str | None:
-        try:
-            code = self.path.read_text().strip()
-            seen = (self.path.stat().st_mtime, code)
-        except OSError:
-            self._seen = None
-            return None
-        if seen == self._seen or not (code.isdigit() and len(code) == CODE_DIGITS):
-            return None
-        self._seen = seen
-        return code
-
-
-def spoken_code(code: str) -> str:
-    """'1 2 3 4, 5 6 7 8': digits one by one, in two groups a person can write down."""
-    half = len(code) // 2
-    return f"{' '.join(code[:half])}, {' '.join(code[half:])}"
