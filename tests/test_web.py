@@ -4,6 +4,8 @@ scene, axe-core on every page; security checked over plain HTTP as a stranger wo
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
@@ -18,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
+from appliance.web.export import as_csv
 from tests.cli_runner import APPLIANCE, run
 from tests.scenes import messages, write_scene
 
@@ -179,6 +182,11 @@ def test_pair_log_in_and_watch_the_day_live(server: Server, tmp_path: Path) -> N
         assert "checked" in _urgent(server)
         note = server.runtime / "appliance" / "announce"
         assert note.read_text().strip() == "Carol undid: Unticked Urgent."
+        page.goto(server.url + "/health")
+        page.get_by_role("button", name="Check the journal now").click()
+        expect(page.locator("table")).to_contain_text("intact")
+        assert _axe(page) == []
+        page.screenshot(path=str(shots / "health.png"), full_page=True)
         # Settings: a wrong value is named next to its field and nothing is saved.
         page.goto(server.url + "/settings")
         assert _axe(page) == []
@@ -345,3 +353,31 @@ def test_the_owner_invites_a_viewer_who_can_only_look_and_can_be_removed(server:
         assert viewer.get(server.url + "/").status_code == 303  # the session went with Vic
     shown = run("settings", "show", "--store", str(server.store), "--json").json()
     assert shown["allow_destructive"] is False
+
+
+def test_export_as_csv_and_json_lines_and_health(server: Server) -> None:
+    server.say("=HYPERLINK(\"http://example.org\")")
+    with httpx.Client(follow_redirects=False) as client:
+        _pair(server, client)
+        _login(server, client)
+        csv_text = client.get(server.url + "/export", params={"since": "today",
+                                                             "format": "csv"})
+        assert csv_text.status_code == 200
+        assert csv_text.headers["content-disposition"].endswith('.csv"')
+        cells = [c for row in csv.reader(io.StringIO(csv_text.text)) for c in row]
+        assert any("HYPERLINK" in c for c in cells)
+        assert not [c for c in cells if c[:1] in ("=", "+", "@", "\t", "\r")]  # no formula
+        assert as_csv([{"seq": 1, "time": "t", "aggregate": "Turn", "turn": "ab",
+                        "event": "Heard", "detail": "=1+1"}]).splitlines()[1].endswith(",'=1+1")
+        lines = client.get(server.url + "/export", params={"format": "jsonl"}).text.splitlines()
+        events = [json.loads(line) for line in lines]
+        assert {"Heard", "TurnEnded", "WebAccess"} <= {e["event"] for e in events}
+        bad = client.get(server.url + "/export", params={"since": "yesterday-ish"})
+        assert bad.status_code == 400 and "cannot read --since" in bad.text
+        health = client.get(server.url + "/health").text
+        for part in ("Version", "Journal", "Microphone", "Switch", "Language model", "Disk"):
+            assert f"<td>{part}</td>" in health
+        csrf = re.search(r'name="csrf" value="([^"]+)"', health)
+        assert csrf
+        client.post(server.url + "/health/verify", data={"csrf": csrf.group(1)})
+        assert "intact:" in client.get(server.url + "/health").text

@@ -16,14 +16,16 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response, Streamin
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from appliance.audit.timeline import NoSuchTurn, timeline
+from appliance.audit.timeline import AuditQueryError, NoSuchTurn, parse_since, timeline
 from appliance.journal.application import Journal
 from appliance.session import Session as SessionRunner
 from appliance.session import TurnReport
 from appliance.turn import Turn
 from appliance.web.accounts import AccountError, Accounts, Session
 from appliance.web.day import day_lines
+from appliance.web.export import as_csv, as_jsonl, rows
 from appliance.web.handoff import post_note
+from appliance.web.health import Check, checks, verify
 from appliance.web.pairing import PairingOffer
 from appliance.web.settings_form import changes, fields
 
@@ -50,6 +52,8 @@ class WebState:
     secure: bool  # served over TLS: cookies are Secure and carry the __Host- prefix
     desktop: str = "atspi"  # the screen an undo acts on, as `appliance say --desktop` names it
     notes: Path | None = None  # where the kiosk picks up what to announce
+    folder: Path = Path(".")  # where the journal and web.sqlite live (for disk space)
+    verified: Check | None = None  # the last journal check run from the page
 
     @property
     def cookie(self) -> str:
@@ -259,6 +263,42 @@ def create_app(state: WebState) -> FastAPI:
             post_note(state.notes, f"{who.name} undid: {what}")
         return page(request, "message.html", who=who, title="Undo",
                     message=report.spoken or "Nothing was done.")
+
+    @app.get("/health", response_class=HTMLResponse)
+    async def health(request: Request) -> Response:
+        who = session(request)
+        if who is None:
+            return RedirectResponse("/login", 303)
+        return page(request, "health.html", who=who,
+                    checks=checks(state.journal, state.folder, state.verified))
+
+    @app.post("/health/verify")
+    async def health_verify(request: Request) -> Response:
+        who, _data = await checked(request)
+        if who is None:
+            return Response("Refused.", 403)
+        state.verified = verify(state.journal)
+        return RedirectResponse("/health", 303)
+
+    @app.get("/export")
+    async def export(request: Request) -> Response:
+        who = session(request)
+        if who is None:
+            return RedirectResponse("/login", 303)
+        query = request.query_params
+        try:
+            since = parse_since(query.get("since") or None)
+            until = parse_since(query.get("until") or None)
+        except AuditQueryError as e:
+            return page(request, "message.html", 400, who=who, title="Export",
+                        message=str(e))
+        found = rows(state.journal, since, until)
+        if query.get("format") == "csv":
+            body, kind, ext = as_csv(found), "text/csv; charset=utf-8", "csv"
+        else:
+            body, kind, ext = as_jsonl(found), "application/x-ndjson", "jsonl"
+        return Response(body, media_type=kind, headers={
+            "Content-Disposition": f'attachment; filename="appliance-journal.{ext}"'})
 
     @app.get("/pair", response_class=HTMLResponse)
     async def pair_form(request: Request) -> Response:

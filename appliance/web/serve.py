@@ -21,7 +21,7 @@ def run_server(store: str | None, port: int, desktop: str = "atspi") -> None:
     folder = web_dir(store)
     state = WebState(journal=journal, accounts=Accounts(folder / "web.sqlite"),
                      pairing=PairingOffer(pairing_path(store)), secure=False,
-                     desktop=desktop, notes=notes_path(store))
+                     desktop=desktop, notes=notes_path(store), folder=folder)
     if not state.accounts.has_owner():
         state.pairing.new()
         print(f"appliance serve: not paired yet; the pairing code is in {state.pairing.path}",
