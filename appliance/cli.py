@@ -521,15 +521,17 @@ def serve(
     store: StoreOpt = None,
     desktop: DesktopOpt = "atspi",
     port: Annotated[int, typer.Option(min=1, max=65535, help="loopback port")] = 8400,
-    lan: Annotated[bool, typer.Option(help="serve the home network (needs TLS)")] = False,
+    lan: Annotated[bool, typer.Option(
+        help="serve the home network over TLS (a self-signed certificate made on first start)"
+    )] = False,
+    host: Annotated[str | None, typer.Option(help="with --lan: the address to serve on")] = None,
 ) -> None:
-    """The caregiver web page on this machine: http://127.0.0.1:PORT/."""
-    if lan:
-        _fail("--lan needs a TLS certificate, which this version does not make yet; "
-              "serve on loopback (the default)", 2)
+    """The caregiver web page: http://127.0.0.1:PORT/ on this machine, or https on the LAN."""
+    if host is not None and not lan:
+        _fail("--host is for --lan; without it the page is served on 127.0.0.1 only", 2)
     from appliance.web.serve import run_server
 
-    run_server(store, port, desktop)
+    run_server(store, port, desktop, lan=lan, host=host)
 
 
 @app.command()

@@ -56,8 +56,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture()
-def server(tmp_path: Path) -> Iterator[Server]:
+def _start(tmp_path: Path, *extra: str, scheme: str = "http") -> Server:
     scene = write_scene(tmp_path / "scene.json", messages())
     store = tmp_path / "journal.sqlite"
     runtime = tmp_path / "runtime"
@@ -67,23 +66,33 @@ def server(tmp_path: Path) -> Iterator[Server]:
     port = _free_port()
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}
     proc = subprocess.Popen([str(APPLIANCE), "serve", "--store", str(store), "--port", str(port),
-                             "--desktop", f"sim:{scene}"], env=env, stderr=subprocess.PIPE,
-                            text=True)
-    url = f"http://127.0.0.1:{port}"
+                             "--desktop", f"sim:{scene}", *extra], env=env,
+                            stderr=subprocess.PIPE, text=True)
+    url = f"{scheme}://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while True:
         try:
-            httpx.get(url + "/login", timeout=1)
+            httpx.get(url + "/login", timeout=1, verify=False)
             break
         except httpx.TransportError:
             assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
             assert time.monotonic() < deadline, "appliance serve never answered"
             time.sleep(0.1)
+    return Server(url, store, scene, runtime, proc)
+
+
+def _stop(server: Server) -> None:
+    server.proc.terminate()
+    server.proc.wait(timeout=10)
+
+
+@pytest.fixture()
+def server(tmp_path: Path) -> Iterator[Server]:
+    started = _start(tmp_path)
     try:
-        yield Server(url, store, scene, runtime, proc)
+        yield started
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        _stop(started)
 
 
 def _form_token(html: str) -> str:
@@ -381,3 +390,44 @@ def test_export_as_csv_and_json_lines_and_health(server: Server) -> None:
         assert csrf
         client.post(server.url + "/health/verify", data={"csrf": csrf.group(1)})
         assert "intact:" in client.get(server.url + "/health").text
+
+
+def test_lan_is_tls_only_with_a_certificate_the_kiosk_announces(tmp_path: Path) -> None:
+    """`--lan` on loopback here (--host): the same TLS path a phone on the LAN would reach."""
+    import hashlib
+    import ssl
+
+    from playwright.sync_api import expect, sync_playwright
+
+    server = _start(tmp_path, "--lan", "--host", "127.0.0.1", scheme="https")
+    try:
+        port = int(server.url.rsplit(":", 1)[1])
+        served = ssl.get_server_certificate(("127.0.0.1", port))
+        fingerprint = hashlib.sha256(ssl.PEM_cert_to_DER_cert(served)).hexdigest().upper()
+        note = (server.runtime / "appliance" / "announce").read_text()
+        spoken = " ".join(fingerprint[:8])
+        assert f"Its certificate begins {spoken}." in note
+        key = server.store.parent / "web-tls.key"
+        assert oct(key.stat().st_mode & 0o777) == "0o600"
+        with pytest.raises(httpx.TransportError):  # no plain HTTP on the same port
+            httpx.get(f"http://127.0.0.1:{port}/login", timeout=2)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+                "--headless", "--no-sandbox", "--disable-gpu"])
+            context = browser.new_context(ignore_https_errors=True)
+            page = context.new_page()
+            page.goto(server.url + "/pair")
+            page.fill("#code", server.code())
+            page.fill("#name", "Carol")
+            page.fill("#password", PASSWORD)
+            page.click("button[type=submit]")
+            page.fill("#name", "Carol")
+            page.fill("#password", PASSWORD)
+            page.click("button[type=submit]")
+            expect(page).to_have_url(server.url + "/")
+            cookie = next(c for c in context.cookies() if c["name"].startswith("__Host-"))
+            assert cookie["name"] == "__Host-appliance" and cookie["secure"]
+            assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+            browser.close()
+    finally:
+        _stop(server)

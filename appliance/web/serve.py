@@ -6,27 +6,42 @@ import sys
 
 from appliance.web.accounts import Accounts
 from appliance.web.app import WebState, create_app
-from appliance.web.handoff import notes_path, pairing_path, web_dir
+from appliance.web.handoff import notes_path, pairing_path, post_note, web_dir
 from appliance.web.pairing import PairingOffer
 from appliance.wiring import open_journal
 
 LOOPBACK = "127.0.0.1"
 
 
-def run_server(store: str | None, port: int, desktop: str = "atspi") -> None:
+def run_server(store: str | None, port: int, desktop: str = "atspi", lan: bool = False,
+               host: str | None = None) -> None:
+    """On loopback over HTTP; with `lan`, on the home network's address over TLS only."""
     import uvicorn
 
     open_journal(store, create=False)  # no journal yet: said in one line, none made
     journal = open_journal(store)  # writable: the web's own events go into it
     folder = web_dir(store)
     state = WebState(journal=journal, accounts=Accounts(folder / "web.sqlite"),
-                     pairing=PairingOffer(pairing_path(store)), secure=False,
+                     pairing=PairingOffer(pairing_path(store)), secure=lan,
                      desktop=desktop, notes=notes_path(store), folder=folder)
+    address, cert, key = host or LOOPBACK, None, None
+    if lan:
+        from appliance.web.tls import certificate, lan_address, spoken_fingerprint
+
+        address = host or lan_address()
+        made = certificate(folder, address)
+        cert, key = str(made.cert), str(made.key)
+        print(f"appliance serve: certificate fingerprint (SHA-256) {made.fingerprint}",
+              file=sys.stderr)
+        post_note(notes_path(store), "The caregiver page is at "
+                  f"{address}. Its certificate begins {spoken_fingerprint(made.fingerprint)}.")
     if not state.accounts.has_owner():
         state.pairing.new()
         print(f"appliance serve: not paired yet; the pairing code is in {state.pairing.path}",
               file=sys.stderr)
-    print(f"appliance serve: http://{LOOPBACK}:{port}/", file=sys.stderr, flush=True)
+    scheme = "https" if lan else "http"
+    print(f"appliance serve: {scheme}://{address}:{port}/", file=sys.stderr, flush=True)
     # An open live page never holds up a stop (systemd's, or Ctrl-C) for long.
-    uvicorn.run(create_app(state), host=LOOPBACK, port=port, log_level="warning",
-                server_header=False, timeout_graceful_shutdown=2)
+    uvicorn.run(create_app(state), host=address, port=port, log_level="warning",
+                server_header=False, timeout_graceful_shutdown=2, ssl_certfile=cert,
+                ssl_keyfile=key)
