@@ -173,6 +173,16 @@ def test_pair_log_in_and_watch_the_day_live(server: Server, tmp_path: Path) -> N
         server.say("untick urgent")
         expect(day).to_contain_text("said \u201cuntick urgent\u201d", timeout=10_000)
         page.screenshot(path=str(shots / "today-live.png"), full_page=True)
+        # Only what went wrong: the markup one was not understood; click send was done.
+        page.check("input[name=problems]")
+        page.get_by_role("button", name="Show", exact=True).click()
+        expect(page.locator("#day")).to_contain_text("<b>bold</b>")
+        expect(page.locator("#day")).not_to_contain_text("click send")
+        assert _axe(page) == []
+        page.select_option("#trigger", "switch")
+        page.get_by_role("button", name="Show", exact=True).click()
+        expect(page.locator("#day")).to_contain_text("Nothing")
+        page.goto(server.url + "/")
         # One turn, every step.
         page.get_by_role("link", name=re.compile("untick urgent")).first.click()
         expect(page.locator("table")).to_contain_text("Heard")

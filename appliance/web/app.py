@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
@@ -22,7 +22,7 @@ from appliance.session import Session as SessionRunner
 from appliance.session import TurnReport
 from appliance.turn import Turn
 from appliance.web.accounts import AccountError, Accounts, Session
-from appliance.web.day import day_lines
+from appliance.web.day import Filter, day_lines
 from appliance.web.export import as_csv, as_jsonl, rows
 from appliance.web.handoff import post_note
 from appliance.web.health import Check, checks, verify
@@ -135,10 +135,16 @@ def create_app(state: WebState) -> FastAPI:
         who = session(request)
         if who is None:
             return RedirectResponse("/login", 303)
-        before = request.query_params.get("before", "")
-        shown = day_lines(state.journal, before=int(before) if before.isdigit() else None)
+        query = request.query_params
+        before = query.get("before", "")
+        wanted = Filter(day=query.get("day", "")[:10], outcome=query.get("outcome", "")[:20],
+                        trigger=query.get("trigger", "")[:20], problems="problems" in query)
+        shown = day_lines(state.journal, before=int(before) if before.isdigit() else None,
+                          shown=wanted)
         return page(request, "today.html", who=who, lines=shown.lines, older=shown.older,
-                    live=not before, undo=_undoable(state.journal) if can_change(who) else "")
+                    live=not before and not wanted.active, wanted=wanted,
+                    kept=urlencode({k: v for k, v in query.items() if k != "before"}),
+                    undo=_undoable(state.journal) if can_change(who) else "")
 
     @app.get("/turn/{turn_id}", response_class=HTMLResponse)
     async def turn(request: Request, turn_id: str) -> Response:

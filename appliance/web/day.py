@@ -21,6 +21,36 @@ class Line:
     outcome: str = ""
     turn: str = ""
     steps: list[str] = field(default_factory=list)
+    date: str = ""  # YYYY-MM-DD
+    trigger: str = ""  # voice, switch, text, web; empty for what is not a turn
+
+
+PROBLEMS = frozenset({"rejected", "failed", "interrupted", "timed_out"})
+
+
+@dataclass(frozen=True)
+class Filter:
+    """What the caregiver asked to see: a day, an outcome, a trigger, or only problems."""
+
+    day: str = ""
+    outcome: str = ""
+    trigger: str = ""
+    problems: bool = False
+
+    def wants(self, line: Line) -> bool:
+        if self.day and line.date != self.day:
+            return False
+        if (self.outcome or self.trigger or self.problems) and not line.turn:
+            return False  # a filter on turns leaves other happenings out
+        if self.outcome and line.outcome != self.outcome:
+            return False
+        if self.trigger and line.trigger != self.trigger:
+            return False
+        return not (self.problems and line.outcome not in PROBLEMS)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.day or self.outcome or self.trigger or self.problems)
 
 
 WINDOW = 3000
@@ -34,9 +64,10 @@ class Page:
     older: int | None  # the `before` of the next page back, if there is one
 
 
-def day_lines(journal: Journal, limit: int = 200, before: int | None = None) -> Page:
+def day_lines(journal: Journal, limit: int = 200, before: int | None = None,
+              shown: Filter = Filter()) -> Page:
     """Up to `limit` lines from the events before notification `before` (None: the newest),
-    newest first."""
+    newest first, those `shown` wants."""
     last = journal.recorder.max_notification_id() or 0
     end = min(last, before - 1) if before else last
     start = max(1, end - WINDOW + 1)
@@ -44,21 +75,24 @@ def day_lines(journal: Journal, limit: int = 200, before: int | None = None) -> 
     lines: list[Line] = []
     for row in timeline(journal, start=start, end=end):
         event, data = row["event"], row["data"]
-        clock = row["time"][11:16]
+        clock, date = row["time"][11:16], row["time"][:10]
         if row["aggregate"] != "Turn":
             if event in _SHOWN:
-                lines.append(Line(time=clock, text=f"{_label(event)}: {row['detail']}"))
+                lines.append(Line(time=clock, date=date,
+                                  text=f"{_label(event)}: {row['detail']}"))
             continue
         line = turns.get(row["turn"])
         if line is None:
             if event != "TurnStarted":
                 continue  # begun before this page's events: it is on the page before
-            line = turns[row["turn"]] = Line(time=clock, text="", turn=row["turn"])
+            line = turns[row["turn"]] = Line(time=clock, text="", turn=row["turn"], date=date,
+                                             trigger=str(data.get("trigger", "")))
             lines.append(line)
         _add(line, event, data)
     for line in turns.values():
         line.text = " -> ".join(line.steps) or "(nothing heard)"
-    return Page(lines=list(reversed(lines))[:limit], older=start if start > 1 else None)
+    wanted = [line for line in reversed(lines) if shown.wants(line)]
+    return Page(lines=wanted[:limit], older=start if start > 1 else None)
 
 
 def _label(event: str) -> str:
