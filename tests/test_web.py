@@ -201,6 +201,18 @@ def test_pair_log_in_and_watch_the_day_live(server: Server, tmp_path: Path) -> N
         assert "checked" in _urgent(server)
         note = server.runtime / "appliance" / "announce"
         assert note.read_text().strip() == "Carol undid: Unticked Urgent."
+        page.goto(server.url + "/week")
+        expect(page.get_by_role("img", name="Commands a day, by how they ended")).to_be_visible()
+        today = page.locator("tbody tr").last
+        expect(today.locator("td").nth(1)).to_have_text("3")  # click send, untick, undo
+        expect(today.locator("td").nth(2)).to_have_text("1")  # the markup, not understood
+        assert _axe(page) == []
+        page.screenshot(path=str(shots / "week.png"), full_page=True)
+        page.goto(server.url + "/replay")
+        page.get_by_role("button", name="Replay").click()
+        expect(page.get_by_role("status")).to_contain_text("0 differed")
+        expect(page.get_by_role("status")).to_contain_text("Replayed 3 actions")
+        assert _axe(page) == []
         page.goto(server.url + "/health")
         page.get_by_role("button", name="Check the journal now").click()
         expect(page.locator("table")).to_contain_text("intact")

@@ -16,6 +16,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response, Streamin
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
+from appliance.audit.replay import replay_journal
 from appliance.audit.timeline import AuditQueryError, NoSuchTurn, parse_since, timeline
 from appliance.journal.application import Journal
 from appliance.session import Session as SessionRunner
@@ -28,6 +29,7 @@ from appliance.web.handoff import post_note
 from appliance.web.health import Check, checks, verify
 from appliance.web.pairing import PairingOffer
 from appliance.web.settings_form import changes, fields
+from appliance.web.week import bars, week
 
 HERE = Path(__file__).parent
 PRE_CSRF = "appliance_form"
@@ -269,6 +271,28 @@ def create_app(state: WebState) -> FastAPI:
             post_note(state.notes, f"{who.name} undid: {what}")
         return page(request, "message.html", who=who, title="Undo",
                     message=report.spoken or "Nothing was done.")
+
+    @app.get("/week", response_class=HTMLResponse)
+    async def week_page(request: Request) -> Response:
+        who = session(request)
+        if who is None:
+            return RedirectResponse("/login", 303)
+        days = week(state.journal)
+        return page(request, "week.html", who=who, days=days, chart=bars(days))
+
+    @app.get("/replay", response_class=HTMLResponse)
+    async def replay(request: Request) -> Response:
+        who = session(request)
+        if who is None:
+            return RedirectResponse("/login", 303)
+        since = request.query_params.get("since", "")
+        if not since:
+            return page(request, "replay.html", who=who, since="today")
+        try:
+            report = replay_journal(state.journal, since=parse_since(since))
+        except AuditQueryError as e:
+            return page(request, "replay.html", 400, who=who, since=since, error=str(e))
+        return page(request, "replay.html", who=who, since=since, report=report)
 
     @app.get("/health", response_class=HTMLResponse)
     async def health(request: Request) -> Response:
