@@ -182,6 +182,7 @@ def plan(
         "clarify": "clarify",
         "answer": "answered",
         "control": "control",
+        "show": "would_show",
     }[verdict.outcome]
     shown = verdict.shown_intent()
     data = {

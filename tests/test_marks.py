@@ -234,3 +234,12 @@ def test_the_kiosk_keeps_numbers_and_the_grid_drawn_until_hidden(tmp_path: Path)
     feed.overlay(_say(tmp_path, scene, "hide grid").marks)
     feed.mode("idle")
     assert panel.states[-1].grid is None and panel.states[-1].badges == ()
+
+
+def test_plan_says_what_showing_numbers_would_do(tmp_path: Path) -> None:
+    from tests.cli_runner import run
+
+    scene = _scene(tmp_path, messages())
+    result = run("plan", "show numbers", "--desktop", f"sim:{scene}", "--json")
+    assert result.code == 0, result.err
+    assert result.json()["decision"] == "would_show"

@@ -187,6 +187,7 @@ def test_pair_log_in_and_watch_the_day_live(server: Server, tmp_path: Path) -> N
         page.get_by_role("link", name=re.compile("untick urgent")).first.click()
         expect(page.locator("table")).to_contain_text("Heard")
         expect(page.locator("table")).to_contain_text("ActionSucceeded")
+        expect(page.locator("table")).to_contain_text("Urgent states: [checked] -> []")
         assert _axe(page) == []
         page.screenshot(path=str(shots / "turn.png"), full_page=True)
         # Undo the newest change from the page: asked first, done through the session, the

@@ -29,6 +29,7 @@ from appliance.web.handoff import post_note
 from appliance.web.health import Check, checks, verify
 from appliance.web.pairing import PairingOffer
 from appliance.web.settings_form import changes, fields
+from appliance.web.turn_view import more
 from appliance.web.week import bars, week
 
 HERE = Path(__file__).parent
@@ -158,7 +159,11 @@ def create_app(state: WebState) -> FastAPI:
         except NoSuchTurn:
             return page(request, "message.html", 404, who=who, title="No such turn",
                         message="There is no turn with that id.")
-        return page(request, "turn.html", who=who, rows=rows, turn_id=turn_id[:8])
+        for row in rows:
+            row["more"] = more(row["event"], row["data"])
+        undo = _undoable(state.journal) if can_change(who) else ""
+        return page(request, "turn.html", who=who, rows=rows, turn_id=turn_id[:8],
+                    undo=undo if undo and undo == rows[0]["turn"] else "")
 
     def can_change(who: Session) -> bool:
         return who.role in ("owner", "caregiver")
