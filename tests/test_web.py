@@ -214,6 +214,15 @@ def test_pair_log_in_and_watch_the_day_live(server: Server, tmp_path: Path) -> N
         expect(page.get_by_role("status")).to_contain_text("0 differed")
         expect(page.get_by_role("status")).to_contain_text("Replayed 3 actions")
         assert _axe(page) == []
+        page.goto(server.url + "/")
+        page.get_by_role("link", name="Today's report, to print").click()
+        expect(page.locator("table")).to_contain_text("said \u201cuntick urgent\u201d")
+        assert _axe(page) == []
+        page.goto(server.url + "/people")
+        assert _axe(page) == []
+        page.get_by_role("button", name="Make an invitation").click()
+        expect(page.get_by_role("status")).to_contain_text("Invitation for a caregiver")
+        assert _axe(page) == []
         page.goto(server.url + "/health")
         page.get_by_role("button", name="Check the journal now").click()
         expect(page.locator("table")).to_contain_text("intact")
@@ -244,7 +253,7 @@ def test_pair_log_in_and_watch_the_day_live(server: Server, tmp_path: Path) -> N
     timeline = run("audit", "--store", str(server.store), "--json").json()
     access = [r["detail"] for r in timeline if r["event"] == "WebAccess"]
     assert [a.split(" by ")[0] for a in access] == [
-        "paired", "login failed", "logged in", "logged out"]
+        "paired", "login failed", "logged in", "invited caregiver", "logged out"]
     assert all("by Carol from 127.0.0.1" in a for a in access)
     undone = [r for r in timeline if r["event"] == "TurnStarted" and "web" in r["detail"]]
     assert len(undone) == 1 and undone[0]["data"]["device"] == "web:Carol"
@@ -454,3 +463,21 @@ def test_lan_is_tls_only_with_a_certificate_the_kiosk_announces(tmp_path: Path) 
             browser.close()
     finally:
         _stop(server)
+
+
+def test_a_pairing_code_runs_out_of_time_and_of_tries(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from appliance.web.pairing import MAX_TRIES, VALID_S, PairingOffer
+
+    offer = PairingOffer(tmp_path / "pairing-code")
+    code = offer.new()
+    now = time.time()
+    monkeypatch.setattr(time, "time", lambda: now + VALID_S + 1)
+    assert not offer.take(code)  # too old
+    assert not (tmp_path / "pairing-code").exists()  # withdrawn from the kiosk too
+    monkeypatch.setattr(time, "time", lambda: now)
+    code = offer.new()
+    wrong = "0" * 8 if code != "0" * 8 else "1" * 8
+    for _ in range(MAX_TRIES):
+        assert not offer.take(wrong)
+    assert not offer.take(code)  # void after too many wrong tries

@@ -7,6 +7,7 @@ import asyncio
 import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode
@@ -23,7 +24,7 @@ from appliance.session import Session as SessionRunner
 from appliance.session import TurnReport
 from appliance.turn import Turn
 from appliance.web.accounts import AccountError, Accounts, Session
-from appliance.web.day import Filter, day_lines
+from appliance.web.day import Filter, day_lines, one_day
 from appliance.web.export import as_csv, as_jsonl, rows
 from appliance.web.handoff import post_note
 from appliance.web.health import Check, checks, verify
@@ -284,6 +285,21 @@ def create_app(state: WebState) -> FastAPI:
             return RedirectResponse("/login", 303)
         days = week(state.journal)
         return page(request, "week.html", who=who, days=days, chart=bars(days))
+
+    @app.get("/report", response_class=HTMLResponse)
+    async def report(request: Request) -> Response:
+        """A plain page of one day, to print or keep."""
+        who = session(request)
+        if who is None:
+            return RedirectResponse("/login", 303)
+        try:
+            day = parse_since(request.query_params.get("day", "") or "today")
+        except AuditQueryError as e:
+            return page(request, "message.html", 400, who=who, title="Day report",
+                        message=str(e))
+        day = (day or datetime.now(UTC)).replace(hour=0, minute=0, second=0, microsecond=0)
+        return page(request, "report.html", who=who, day=day.date().isoformat(),
+                    lines=one_day(state.journal, day))
 
     @app.get("/replay", response_class=HTMLResponse)
     async def replay(request: Request) -> Response:

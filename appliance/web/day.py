@@ -4,6 +4,7 @@ grandma' -> asked for a yes -> yes -> Sent."), and other happenings as lines of 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from appliance.audit.timeline import timeline
@@ -71,9 +72,37 @@ def day_lines(journal: Journal, limit: int = 200, before: int | None = None,
     last = journal.recorder.max_notification_id() or 0
     end = min(last, before - 1) if before else last
     start = max(1, end - WINDOW + 1)
+    found = lines_of(timeline(journal, start=start, end=end))
+    wanted = [line for line in reversed(found) if shown.wants(line)]
+    return Page(lines=wanted[:limit], older=start if start > 1 else None)
+
+
+def one_day(journal: Journal, day: datetime) -> list[Line]:
+    """Every line of one day, oldest first: the printable day report."""
+    start = first_at(journal, day)
+    end_of_day = day + timedelta(days=1)
+    rows = [r for r in timeline(journal, start=start, since=day)
+            if r["time"] < end_of_day.isoformat(timespec="milliseconds")]
+    return lines_of(rows)
+
+
+def first_at(journal: Journal, since: datetime, step: int = WINDOW) -> int:
+    """A notification id at or before the first event at `since`, found by stepping back
+    from the end (what a caregiver looks at is a small tail of a long journal)."""
+    start = journal.recorder.max_notification_id() or 0
+    while start > 1:
+        start = max(1, start - step)
+        first = next(iter(journal.domain_events(start)), None)
+        if first is None or first[1].timestamp < since:
+            break
+    return max(1, start)
+
+
+def lines_of(rows: list[dict[str, Any]]) -> list[Line]:
+    """Timeline rows as lines, oldest first: a turn's events make one line."""
     turns: dict[str, Line] = {}
     lines: list[Line] = []
-    for row in timeline(journal, start=start, end=end):
+    for row in rows:
         event, data = row["event"], row["data"]
         clock, date = row["time"][11:16], row["time"][:10]
         if row["aggregate"] != "Turn":
@@ -84,15 +113,14 @@ def day_lines(journal: Journal, limit: int = 200, before: int | None = None,
         line = turns.get(row["turn"])
         if line is None:
             if event != "TurnStarted":
-                continue  # begun before this page's events: it is on the page before
+                continue  # begun before these events: it belongs to the page before
             line = turns[row["turn"]] = Line(time=clock, text="", turn=row["turn"], date=date,
                                              trigger=str(data.get("trigger", "")))
             lines.append(line)
         _add(line, event, data)
     for line in turns.values():
         line.text = " -> ".join(line.steps) or "(nothing heard)"
-    wanted = [line for line in reversed(lines) if shown.wants(line)]
-    return Page(lines=wanted[:limit], older=start if start > 1 else None)
+    return lines
 
 
 def _label(event: str) -> str:

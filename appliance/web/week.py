@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from appliance.journal.application import Journal
+from appliance.web.day import first_at
 
 DONE = ("executed", "answered", "undone")
 REFUSED = ("rejected",)
@@ -46,19 +47,6 @@ class Day:
         return round(ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))], 1)
 
 
-def _start_of(journal: Journal, since: datetime) -> int:
-    """The first notification id at or after `since`, found by stepping back from the end
-    (a week is a small tail of a long journal)."""
-    last = journal.recorder.max_notification_id() or 0
-    start = last
-    while start > 1:
-        start = max(1, start - STEP_BACK)
-        first = next(iter(journal.domain_events(start)), None)
-        if first is None or first[1].timestamp < since:
-            break
-    return start
-
-
 def week(journal: Journal, today: datetime | None = None) -> list[Day]:
     """The seven days up to `today`, oldest first."""
     today = (today or datetime.now(UTC)).replace(hour=0, minute=0, second=0, microsecond=0)
@@ -68,7 +56,7 @@ def week(journal: Journal, today: datetime | None = None) -> list[Day]:
             for i in range(7)}
     started: dict[str, datetime] = {}
     acted: dict[str, bool] = defaultdict(bool)
-    for _nid, e in journal.domain_events(_start_of(journal, since)):
+    for _nid, e in journal.domain_events(first_at(journal, since, STEP_BACK)):
         if e.timestamp < since:
             continue
         name, turn = type(e).__name__, e.originator_id.hex
