@@ -46,6 +46,10 @@ def _audit(journal: Journal, workdir: Path, keep: Path | None) -> None:
     typer.echo(render_table(timeline(journal)))
     breaks = journal.verify()
     typer.echo("\nHash chain: " + ("intact." if not breaks else f"BROKEN: {breaks[0]}"))
+    kept = workdir / "journal.sqlite"
+    if keep is not None and kept.exists():  # shown in a browser by `appliance serve`
+        typer.echo(f"The caregiver's page: appliance serve --store {kept}, "
+                   "then open http://127.0.0.1:8400/")
     if keep is None:
         shutil.rmtree(workdir, ignore_errors=True)
 
