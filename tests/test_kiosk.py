@@ -17,7 +17,6 @@ import pytest
 from appliance.audit.timeline import timeline
 from appliance.journal.application import Journal
 from appliance.kiosk import Kiosk
-from appliance.panel.state import PanelState
 from appliance.session import TurnReport
 from appliance.settings import Settings
 from appliance.switch.model import Press
@@ -26,20 +25,11 @@ from appliance.voice.commands import engines, run_voice
 from appliance.voice.session_sink import SessionSink
 from appliance.wiring import build_planner, opened_desktop
 from tests.cli_runner import APPLIANCE
+from tests.recording_panel import RecordingPanel
 from tests.test_switch_talk import SELECT, PressingSource, audio, scene, selected, silence
 
 __all__ = ["scene"]  # a fixture
 
-
-class RecordingPanel:
-    def __init__(self) -> None:
-        self.states: list[PanelState] = []
-
-    def show(self, state: PanelState) -> None:
-        self.states.append(state)
-
-    def close(self) -> None:
-        pass
 
 
 class Loudspeaker:

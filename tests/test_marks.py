@@ -16,10 +16,10 @@ from appliance.intents.model import PickMark
 from appliance.intents.planner import Plan
 from appliance.journal.application import Journal
 from appliance.kiosk import PanelFeed
-from appliance.panel.state import PanelState
 from appliance.policy.validator import NO_MARKS, STALE_MARK
 from appliance.session import Session, TurnReport
 from appliance.turn import Turn
+from tests.recording_panel import RecordingPanel
 from tests.scenes import messages, settings_panel, write_scene
 
 
@@ -204,21 +204,10 @@ def test_a_grid_click_where_nothing_is_known_asks_first(tmp_path: Path) -> None:
     assert all(el.activations == 0 for *_r, el in desktop._walk())
 
 
-class _RecordingPanel:
-    def __init__(self) -> None:
-        self.states: list[PanelState] = []
-
-    def show(self, state: PanelState) -> None:
-        self.states.append(state)
-
-    def close(self) -> None:
-        pass
-
-
 def test_the_kiosk_keeps_numbers_and_the_grid_drawn_until_hidden(tmp_path: Path) -> None:
     scene = _scene(tmp_path, messages())
     shown = _say(tmp_path, scene, "show numbers")
-    panel = _RecordingPanel()
+    panel = RecordingPanel()
     feed = PanelFeed(panel)
     feed.overlay(shown.marks)
     feed.mode("speaking", reply=shown.spoken)

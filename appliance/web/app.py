@@ -127,10 +127,13 @@ def create_app(state: WebState) -> FastAPI:
                             secure=state.secure, path="/")
         return response
 
-    def pre_session_ok(request: Request, data: dict[str, str]) -> bool:
-        """Forms before a session (pairing, login): the form's token must match its cookie."""
+    def stale(request: Request, data: dict[str, str]) -> Response | None:
+        """Forms before a session (pairing, joining, login): the form's token must match its
+        cookie, else the refusal to send."""
         cookie = request.cookies.get(PRE_CSRF, "")
-        return bool(cookie) and secrets.compare_digest(cookie, data.get("form_token", ""))
+        if cookie and secrets.compare_digest(cookie, data.get("form_token", "")):
+            return None
+        return Response("The form was out of date; please load the page again.", 403)
 
     @app.get("/", response_class=HTMLResponse)
     async def today(request: Request) -> Response:
@@ -240,8 +243,8 @@ def create_app(state: WebState) -> FastAPI:
     @app.post("/join", response_class=HTMLResponse)
     async def join(request: Request) -> Response:
         data = await form(request)
-        if not pre_session_ok(request, data):
-            return Response("The form was out of date; please load the page again.", 403)
+        if (refused := stale(request, data)) is not None:
+            return refused
         name = data.get("name", "").strip()
         try:
             role = state.accounts.join(data.get("code", ""), name, data.get("password", ""))
@@ -364,8 +367,8 @@ def create_app(state: WebState) -> FastAPI:
         data = await form(request)
         if state.accounts.has_owner():
             return Response("Already paired.", 403)
-        if not pre_session_ok(request, data):
-            return Response("The form was out of date; please load the page again.", 403)
+        if (refused := stale(request, data)) is not None:
+            return refused
         name = data.get("name", "").strip()
         if not state.pairing.take(data.get("code", "")):
             state.journal.web_access("pairing_failed", name[:40] or "-", address(request))
@@ -390,8 +393,8 @@ def create_app(state: WebState) -> FastAPI:
     @app.post("/login", response_class=HTMLResponse)
     async def login(request: Request) -> Response:
         data = await form(request)
-        if not pre_session_ok(request, data):
-            return Response("The form was out of date; please load the page again.", 403)
+        if (refused := stale(request, data)) is not None:
+            return refused
         name, where = data.get("name", "").strip(), address(request)
         wait = state.accounts.wait_s(f"acct:{name.casefold()}@{where}", f"addr:{where}")
         if wait > 0:

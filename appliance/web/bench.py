@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from appliance.desktop.atspi.headless import stop_process
 from appliance.journal.application import Journal
 from appliance.turn import Turn
 
@@ -92,12 +93,7 @@ def bench_web(events: int = 100_000, rounds: int = 30,
             memory = _memory_mb(proc.pid)
             client.close()
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc, grace=10)
     return {
         "events": made,
         "day_page_ms": _ms(pages),
