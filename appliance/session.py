@@ -326,6 +326,8 @@ class Session:
         turn.planned(
             intent_json, plan.planner, plan.model, round(plan.latency_ms, 3), list(plan.notes)
         )
+        if plan.context:  # hidden as the words are: the request's own words are in it
+            turn.prompted(plan.context if transcript != HIDDEN_WORDS else HIDDEN_WORDS)
         turn.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
         report = _report(turn, transcript, intent_json, verdict, plan)
         return self._decide(turn, report, verdict, snapshot)

@@ -278,6 +278,15 @@ class Turn(Aggregate):
     def spoke(self, text: str, timings: dict[str, float]) -> None:
         self.spoken.append(text)
 
+    def prompted(self, context: str) -> None:
+        """What the language model was given for this request (the part that is not the same
+        for every request), so a caregiver can see why it proposed what it did."""
+        self._prompted(context)
+
+    @event("Prompted")
+    def _prompted(self, context: str) -> None:
+        pass
+
     def show_marks(self, marks: dict[str, Any] | None) -> None:
         """Numbers or the grid shown from this turn on (None: hidden), so a number said next,
         by this process or another, means what the person saw."""

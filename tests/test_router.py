@@ -42,6 +42,7 @@ from appliance.intents.model import Sequence as SequenceIntent
 from appliance.intents.planner import Plan
 from appliance.intents.prompt import Message
 from appliance.intents.router import RETRY_NOTE, Router
+from appliance.policy.validator import HIDDEN_WORDS
 
 SCENES = Path(__file__).resolve().parents[1] / "appliance"
 
@@ -351,3 +352,31 @@ def test_history_reaches_the_grammar(messages: Snapshot) -> None:
     assert plan.planner == "grammar" and plan.intent == Activate(
         target="Send", words="do that again")
     assert model.seen == []
+
+
+def test_what_the_model_was_given_is_journaled_unless_the_words_are_secret(
+    tmp_path: Path,
+) -> None:
+    """The exact user message the model got (the same code as `plan --show-context`) is on the
+    turn, for the caregiver's page; never when the request carried a secret."""
+    from appliance.audit.timeline import timeline
+    from appliance.desktop.sim import SimDesktop
+    from appliance.intents.prompt import build_prompt
+    from appliance.journal.application import Journal
+    from appliance.session import Session
+    from tests.scenes import messages as messages_scene
+    from tests.scenes import write_scene
+
+    scene = write_scene(tmp_path / "scene.json", messages_scene())
+    journal = Journal(str(tmp_path / "journal.sqlite"))
+    model = Scripted('{"intent": "activate", "target": "Call", "confidence": 0.9}',
+                     '{"intent": "type_text", "text": "4321", "target": "PIN", '
+                     '"confidence": 0.9}')
+    desktop = SimDesktop.from_file(scene)
+    Session(journal, desktop, model).say("ring them up please")
+    Session(journal, desktop, model).say("my pin is 4321")
+    given = [r["data"]["context"] for r in timeline(journal) if r["event"] == "Prompted"]
+    expected = build_prompt("ring them up please", desktop.snapshot(), ())[-1]["content"]
+    assert given[0] == model.seen[0][-1]["content"] and "ring them up please" in given[0]
+    assert given[0].split("\n")[0] == expected.split("\n")[0]
+    assert given[1] == HIDDEN_WORDS and "4321" not in str(timeline(journal))

@@ -92,6 +92,8 @@ def _detail(name: str, e: Any) -> str:
             return f"switch {e.switch} {e.gesture.replace('_', ' ')}: {e.meaning}"
         case "SettingChanged":
             return f"{e.key}: {e.old} -> {e.new} by {e.by}"
+        case "Prompted":
+            return f"the language model was given {len(e.context)} characters (see the turn)"
         case "WebAccess":
             return f"{e.what.replace('_', ' ')} by {e.caregiver} from {e.address}"
     return ""

@@ -76,7 +76,8 @@ class LanguageModelPlanner(ABC):
 
     def plan(self, text: str, snapshot: Snapshot, history: Sequence[str] = ()) -> Plan:
         started = time.perf_counter()
-        content = self.complete(self.messages(text, snapshot, history), llm_intent_schema())
+        messages = self.messages(text, snapshot, history)
+        content = self.complete(messages, llm_intent_schema())
         intent = fit_to_screen(parse_reply(content, text), snapshot)
         if ungrounded(intent, text, history, snapshot) is None:
             # Trimmed only when nothing in it came from the screen: a proposal steered by screen
@@ -87,4 +88,5 @@ class LanguageModelPlanner(ABC):
             planner=self.backend,
             model=self.model,
             latency_ms=(time.perf_counter() - started) * 1000,
+            context=messages[-1]["content"],
         )

@@ -19,6 +19,7 @@ class Plan:
     model: str = ""
     latency_ms: float = 0.0
     notes: tuple[str, ...] = field(default=())
+    context: str = ""  # what a language model was given for this request (its user message)
 
 
 class Planner(Protocol):

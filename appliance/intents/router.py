@@ -70,7 +70,8 @@ class Router:
                 self.last_failure = "; ".join((*refused, f"{type(exc).__name__}: {exc}"))
                 return replace(grammar, latency_ms=took(), notes=(*grammar.notes, NOT_ANSWERING))
             if proposal.intent is None:
-                return replace(grammar, latency_ms=took(), notes=(*grammar.notes, *proposal.notes))
+                return replace(grammar, latency_ms=took(), notes=(*grammar.notes, *proposal.notes),
+                               context=proposal.context)
             # Grounded in the person's words only: the retry note is not something they said.
             reason = ungrounded(proposal.intent, text, history, snapshot)
             if reason is None:
@@ -79,4 +80,5 @@ class Router:
             refusal = reason
             refused.append(f"refused {proposal.planner} proposal: {proposal.intent!r}")
         self.last_failure = "; ".join(refused)
-        return replace(grammar, latency_ms=took(), notes=(*grammar.notes, refusal))
+        return replace(grammar, latency_ms=took(), notes=(*grammar.notes, refusal),
+                       context=proposal.context)

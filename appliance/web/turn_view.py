@@ -19,6 +19,8 @@ def more(event: str, data: dict[str, Any]) -> str:
             return ", ".join(parts)
         case "ActionSucceeded":
             return "; ".join(_changed(data.get("before") or {}, data.get("after") or {}))
+        case "Prompted":
+            return str(data.get("context", ""))
     return ""
 
 
