@@ -23,7 +23,7 @@ from appliance.desktop.model import (
     Snapshot,
 )
 from appliance.intents.marks import mark_pick
-from appliance.intents.model import MARK_INTENTS, Intent, ShowMarks, dump_intent
+from appliance.intents.model import MARK_INTENTS, Intent, PickMark, ShowMarks, dump_intent
 from appliance.intents.planner import Plan, Planner
 from appliance.journal.application import CONFLICT_ATTEMPTS, Journal, JournalConflict
 from appliance.journal.owners import performing, this_process
@@ -395,12 +395,12 @@ class Session:
     ) -> TurnReport:
         """Show or hide numbers or the grid, or narrow the grid to a cell."""
         intent = verdict.intent
+        shown: Marks | None = None
         if isinstance(intent, ShowMarks):
             kinds = {"numbers": number_marks, "grid": grid_marks}
             shown = kinds[intent.kind](snapshot) if intent.kind in kinds else None
-        else:  # a cell of the grid
-            assert self._marks is not None and getattr(intent, "number", None)
-            shown = self._marks.refined(getattr(intent, "number", 1))
+        elif isinstance(intent, PickMark) and intent.number and self._marks is not None:
+            shown = self._marks.refined(intent.number)  # the validator allows only this here
         if shown is not None and shown.kind == "numbers" and not shown.numbers:
             return self._finish(
                 turn, report, Outcome.rejected, "There is nothing here to put numbers on."
