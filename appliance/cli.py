@@ -268,6 +268,22 @@ def audit_verify(
     )
 
 
+@audit_app.command("retain")
+def audit_retain(
+    ctx: typer.Context,
+    store: StoreOpt = None,
+    by: Annotated[str, typer.Option(help="who is running it")] = "caregiver",
+) -> None:
+    """Remove what was said and typed from events older than the transcript_days setting."""
+    journal = open_journal(store or ctx.obj, create=False)
+    days = journal.settings().transcript_days
+    if not days:
+        typer.echo("transcript_days is 0: what was said is kept; nothing removed")
+        return
+    removed = journal.apply_retention(by=caregiver_name(by))
+    typer.echo(f"removed the words from {removed} events older than {days} days")
+
+
 def _read_witness(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8").strip()

@@ -39,6 +39,10 @@ class Settings(BaseModel):
         default=(), description="applications the appliance never opens or acts in"
     )
     wake_phrase: str = Field(default="hey juniper", min_length=2)
+    transcript_days: int = Field(
+        default=0, ge=0, le=3650,
+        description="days what was said and typed is kept in the journal; 0 keeps it",
+    )
     llm: Literal["ollama", "llama-cpp", "off"] = Field(
         default="ollama", description="the planner behind the grammar for free-form requests"
     )

@@ -8,6 +8,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 from eventsourcing.domain import Aggregate, event
 
 SETTINGS_ID = uuid5(NAMESPACE_URL, "appliance:settings")
+RETENTION_ID = uuid5(NAMESPACE_URL, "appliance:retention")
 
 
 class DeviceSettings(Aggregate):
@@ -58,3 +59,21 @@ class Device(Aggregate):
     def switch_pressed(self, switch: int, gesture: str, meaning: str) -> None:
         """`switch` 1 or 2; `gesture` tap/hold/long_hold; `meaning` what the moment made of it."""
         self.presses += 1
+
+
+class Retention(Aggregate):
+    """Transcripts removed after the time a caregiver chose: each removal names the events it
+    rewrote and the keyed digest of each one's new content, so `audit verify` can tell a
+    removal recorded here from a change nobody recorded."""
+
+    @staticmethod
+    def create_id() -> UUID:
+        return RETENTION_ID
+
+    @event("RetentionStarted")
+    def __init__(self) -> None:
+        self.removals = 0
+
+    @event("TranscriptsRemoved")
+    def removed(self, before: str, by: str, digests: dict[str, str]) -> None:
+        self.removals += 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar, cast
 from uuid import UUID
 
@@ -12,9 +13,16 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Snapshot
 from eventsourcing.persistence import IntegrityError, Notification, StoredEvent
 
-from appliance.journal.aggregates import SETTINGS_ID, Device, DeviceSettings
+from appliance.journal.aggregates import (
+    RETENTION_ID,
+    SETTINGS_ID,
+    Device,
+    DeviceSettings,
+    Retention,
+)
 from appliance.journal.chain import ChainedPostgresRecorder, ChainedSQLiteRecorder, RawEvent
 from appliance.journal.key import key_path, load_key
+from appliance.journal.retention import plan_removal, recorded_removals
 from appliance.journal.settings_log import SettingsLog
 from appliance.journal.store import NoJournal, StoreError, store_env, store_failure
 from appliance.journal.verification import (
@@ -233,6 +241,34 @@ class Journal(Application[UUID]):
             lambda device: device.switch_pressed(switch=switch, gesture=gesture, meaning=meaning),
         )
 
+    def remove_transcripts(self, before: datetime, by: str) -> int:
+        """Words said, typed and answered in events before `before` rewritten to a marker;
+        the removal is journaled first, with each rewritten event's new digest. Returns how
+        many events were rewritten."""
+        if self.key is None:
+            raise StoreError(f"cannot remove transcripts: there is no device key at {key_path()}")
+        planned = plan_removal(self.chained.raw_events(), self.mapper, self.key, before)
+        if not planned:
+            return 0
+        try:
+            retention = cast(Retention, self.repository.get(RETENTION_ID))
+        except AggregateNotFoundError:
+            retention = Retention()
+        retention.removed(before=before.isoformat(), by=by,
+                          digests={str(nid): d for nid, _state, d in planned})
+        self.record(retention)  # written before the rewrite: a crash between leaves both true
+        self.chained.rewrite_states([(state, nid) for nid, state, _d in planned])
+        self._tail.clear()
+        self._tail_upto = 0
+        return len(planned)
+
+    def apply_retention(self, by: str, now: datetime | None = None) -> int:
+        """Remove the words older than the caregiver's `transcript_days` (0: keep them)."""
+        days = self.settings().transcript_days
+        if not days:
+            return 0
+        return self.remove_transcripts((now or datetime.now(UTC)) - timedelta(days=days), by)
+
     def web_access(self, what: str, caregiver: str, address: str) -> None:
         """A caregiver's pairing, login, failed login or logout on the web page."""
         self._amend(
@@ -405,7 +441,7 @@ class Journal(Application[UUID]):
                 return []
             return [Break(0, f"cannot verify: there is no device key at {key_path()}")]
         events = recorder.raw_events()
-        breaks = check_chain(events, chain, keys, self.key)
+        breaks = check_chain(events, chain, keys, self.key, recorded_removals(events, self.mapper))
         if expect is not None:
             missing = check_expected_head(chain, expect)
             if missing is not None:

@@ -198,6 +198,11 @@ class ChainedSQLiteRecorder(ChainReads, SQLiteApplicationRecorder):
 
     keys_table = KEYS_TABLE
 
+    def rewrite_states(self, rows: Sequence[tuple[bytes, int]]) -> None:
+        """(new state, notification id): retention's redactions, in one transaction."""
+        with self.datastore.transaction(commit=True) as c:
+            c.executemany(f"UPDATE {self.events_table_name} SET state=? WHERE rowid=?", rows)
+
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Rows as stored; names in `sql` are SQLite's (`stored_events`, `rowid`)."""
         with self.datastore.transaction(commit=False) as c:
@@ -288,6 +293,13 @@ class ChainedPostgresRecorder(ChainReads, PostgresApplicationRecorder):
             rows = _rows(self.key, last["hash"] if last else GENESIS, ids, stored_events)
             insert.executemany(SQL("INSERT INTO {} VALUES (%s,%s,%s)").format(self.table), rows)
         return ids
+
+    def rewrite_states(self, rows: Sequence[tuple[bytes, int]]) -> None:
+        """(new state, notification id): retention's redactions, in one transaction."""
+        with self.datastore.transaction(commit=True) as curs:
+            curs.executemany(
+                SQL("UPDATE {} SET state=%s WHERE notification_id=%s").format(
+                    Identifier(self.datastore.schema, self.events_table_name)), rows)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Rows as stored; `sql` is written for SQLite and translated (tables, rowid, ?)."""

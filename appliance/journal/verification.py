@@ -58,8 +58,10 @@ def check_chain(
     chain: Sequence[ChainRow],
     keys: Sequence[KeyRow],
     key: bytes,
+    removed: dict[int, str] | None = None,
 ) -> list[Break]:
-    """Every stored event against its chain row; each break is reported once."""
+    """Every stored event against its chain row; each break is reported once. `removed`: the
+    digests retention recorded for the events whose words it rewrote."""
     ours = key_id(key)
     by_id = {e[0]: e for e in events}
     chained = {nid for nid, _d, _h in chain}
@@ -78,9 +80,8 @@ def check_chain(
         elif recorded != ours:
             foreign.append(nid)
         else:
-            breaks.extend(
-                _check_row(key, previous, (nid, stored_digest, stored_hash), e, where_stored)
-            )
+            breaks.extend(_check_row(key, previous, (nid, stored_digest, stored_hash), e,
+                                     where_stored, (removed or {}).get(nid)))
         previous = stored_hash
     if foreign:
         breaks.insert(
@@ -104,10 +105,15 @@ def check_chain(
 
 
 def _check_row(
-    key: bytes, previous: str, row: ChainRow, e: RawEvent, where_stored: dict[str, int]
+    key: bytes, previous: str, row: ChainRow, e: RawEvent, where_stored: dict[str, int],
+    removal: str | None = None,
 ) -> list[Break]:
     nid, stored_digest, stored_hash = row
     d = digest(key, e[1], e[2], e[3], e[4])
+    if removal is not None and d == removal and link(key, previous, nid, stored_digest) == (
+        stored_hash
+    ):
+        return []  # its words were removed as a chained retention event recorded
     linked = link(key, previous, nid, d) == stored_hash
     if linked and d == stored_digest:
         return []

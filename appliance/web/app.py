@@ -201,6 +201,8 @@ def create_app(state: WebState) -> FastAPI:
                         errors=errors, fields=fields(current, errors, data))
         for key, value in changed.items():
             state.journal.change_setting(key, value, by=who.name)
+        if "transcript_days" in changed:
+            state.journal.apply_retention(by=who.name)
         return page(request, "settings.html", who=who, can_change=True, saved=list(changed),
                     fields=fields(state.journal.settings()))
 

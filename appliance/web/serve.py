@@ -20,6 +20,7 @@ def run_server(store: str | None, port: int, desktop: str = "atspi", lan: bool =
 
     open_journal(store, create=False)  # no journal yet: said in one line, none made
     journal = open_journal(store)  # writable: the web's own events go into it
+    journal.apply_retention(by="retention")  # transcripts older than the caregiver chose
     folder = web_dir(store)
     state = WebState(journal=journal, accounts=Accounts(folder / "web.sqlite"),
                      pairing=PairingOffer(pairing_path(store)), secure=lan,
