@@ -241,6 +241,12 @@ def test_pair_log_in_and_watch_the_day_live(server: Server, tmp_path: Path) -> N
         page.fill("#confirm_timeout_s", "45")
         page.click("text=Save settings")
         expect(page.get_by_role("status")).to_contain_text("allow_destructive")
+        page.goto(server.url + "/sessions")
+        assert page.locator("tbody tr").count() == 1
+        assert _axe(page) == []
+        page.goto(server.url + "/join")
+        assert _axe(page) == []
+        page.goto(server.url + "/")
         page.get_by_role("button", name="Log out").click()
         expect(page).to_have_url(server.url + "/login")
         browser.close()
@@ -269,12 +275,15 @@ def test_pair_log_in_and_watch_the_day_live(server: Server, tmp_path: Path) -> N
 def test_nothing_without_a_session(server: Server) -> None:
     with httpx.Client(follow_redirects=False) as stranger:
         _pair(server, stranger)
-        for path in ("/", "/turn/abc", "/pair"):
+        for path in ("/", "/turn/abc", "/pair", "/week", "/replay", "/health", "/export",
+                     "/report", "/people", "/settings", "/sessions", "/undo/0123456789ab"):
             r = stranger.get(server.url + path)
-            assert r.status_code == 303 and r.headers["location"] in ("/login", "/pair")
+            assert r.status_code == 303 and r.headers["location"] in ("/login", "/pair"), path
         assert stranger.get(server.url + "/events").status_code == 401
         assert stranger.post(server.url + "/undo/0123456789ab", data={}).status_code == 403
-        assert stranger.post(server.url + "/settings", data={}).status_code == 403
+        for path in ("/settings", "/health/verify", "/people/invite", "/people/remove",
+                     "/sessions/end"):
+            assert stranger.post(server.url + path, data={}).status_code == 403, path
         assert stranger.post(server.url + "/logout", data={"csrf": "x"}).status_code == 403
         page = stranger.get(server.url + "/login")
         headers = page.headers
@@ -416,7 +425,8 @@ def test_export_as_csv_and_json_lines_and_health(server: Server) -> None:
         bad = client.get(server.url + "/export", params={"since": "yesterday-ish"})
         assert bad.status_code == 400 and "cannot read --since" in bad.text
         health = client.get(server.url + "/health").text
-        for part in ("Version", "Journal", "Microphone", "Switch", "Language model", "Disk"):
+        for part in ("Version", "Journal", "Microphone", "Switch", "Speech models",
+                     "Language model", "Disk"):
             assert f"<td>{part}</td>" in health
         csrf = re.search(r'name="csrf" value="([^"]+)"', health)
         assert csrf
@@ -481,3 +491,19 @@ def test_a_pairing_code_runs_out_of_time_and_of_tries(tmp_path: Path,
     for _ in range(MAX_TRIES):
         assert not offer.take(wrong)
     assert not offer.take(code)  # void after too many wrong tries
+
+
+def test_log_out_everywhere_ends_every_session_of_that_caregiver(server: Server) -> None:
+    with httpx.Client(follow_redirects=False) as phone, \
+            httpx.Client(follow_redirects=False) as laptop:
+        _pair(server, phone)
+        _login(server, phone)
+        _login(server, laptop)
+        listed = phone.get(server.url + "/sessions").text
+        assert listed.count("<tr><td>") == 2
+        csrf = re.search(r'name="csrf" value="([^"]+)"', listed)
+        assert csrf
+        assert phone.post(server.url + "/sessions/end",
+                          data={"csrf": csrf.group(1)}).status_code == 303
+        assert laptop.get(server.url + "/").status_code == 303
+        assert phone.get(server.url + "/").status_code == 303

@@ -174,3 +174,9 @@ class Accounts:
         if gone:
             self.revoke_all(name)
         return bool(gone)
+
+    def sessions_of(self, name: str) -> list[tuple[str, float]]:
+        """(a short name for the session, when it began) of each session still open."""
+        rows = self.db.execute("select token, created from sessions where name=? and revoked=0 "
+                               "order by created desc", (name,)).fetchall()
+        return [(r[0][:8], r[1]) for r in rows if time.time() - r[1] <= SESSION_S]

@@ -238,6 +238,27 @@ def create_app(state: WebState) -> FastAPI:
             state.journal.web_access("revoked", who.name, address(request))
         return RedirectResponse("/people", 303)
 
+    @app.get("/sessions", response_class=HTMLResponse)
+    async def sessions(request: Request) -> Response:
+        who = session(request)
+        if who is None:
+            return RedirectResponse("/login", 303)
+        began = [(short, datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M"))
+                 for short, at in state.accounts.sessions_of(who.name)]
+        return page(request, "sessions.html", who=who, began=began)
+
+    @app.post("/sessions/end", response_class=HTMLResponse)
+    async def end_sessions(request: Request) -> Response:
+        """Log out everywhere: every session of this caregiver, this one too."""
+        who, _data = await checked(request)
+        if who is None:
+            return Response("Refused.", 403)
+        state.accounts.revoke_all(who.name)
+        state.journal.web_access("logged_out_everywhere", who.name, address(request))
+        response = RedirectResponse("/login", 303)
+        response.delete_cookie(state.cookie, path="/")
+        return response
+
     @app.get("/join", response_class=HTMLResponse)
     async def join_form(request: Request) -> Response:
         return page(request, "join.html")

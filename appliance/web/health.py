@@ -26,7 +26,7 @@ def checks(journal: Journal, folder: Path, verified: Check | None) -> list[Check
     out = [Check("Version", "ok", _version()), _journal(journal), verified or Check(
         "Journal check", "unknown", "not run since this page started: press Check now")]
     out += [_device(journal, "microphone", "Microphone"), _device(journal, "switch", "Switch")]
-    out += [_language_model(journal), _disk(folder)]
+    out += [_speech_models(), _language_model(journal), _disk(folder)]
     return out
 
 
@@ -61,6 +61,19 @@ def _device(journal: Journal, name: str, label: str) -> Check:
         return Check(label, "problem", f"{device.faults} fault(s) recorded; see Today")
     counted = f", {device.presses} presses" if name == "switch" else ""
     return Check(label, "ok", f"no faults recorded{counted}")
+
+
+def _speech_models() -> Check:
+    from appliance.voice.models import status  # the registry alone: no speech stack loaded
+
+    rows = status()
+    have = [str(r["name"]) for r in rows if r["installed"]]
+    kinds = {str(r["kind"]).split("-")[0] for r in rows if r["installed"]}
+    state: State = "ok" if {"stt", "tts"} <= kinds else "problem"
+    missing = [str(r["name"]) for r in rows if not r["installed"]]
+    detail = "installed: " + (", ".join(have) or "none")
+    return Check("Speech models", state, detail + (f"; not installed: {', '.join(missing)}"
+                                                   if missing else ""))
 
 
 def _language_model(journal: Journal) -> Check:
