@@ -61,6 +61,12 @@ def check_password(password: str, name: str) -> None:
         raise AccountError("That password is too easy to guess; please choose another.")
 
 
+def _backoff_keys(name: str, address: str) -> tuple[str, str]:
+    """Per account from one address, and per address: a stranger elsewhere who guesses the
+    owner's password only slows himself."""
+    return f"acct:{name.casefold()}@{address}", f"addr:{address}"
+
+
 def _digest(token: str) -> str:
     # The database holds only a hash of each session token: a copy of it opens no session.
     return hashlib.sha256(token.encode()).hexdigest()
@@ -91,11 +97,11 @@ class Accounts:
 
     # -- backoff ---------------------------------------------------------------------------
 
-    def wait_s(self, *keys: str) -> float:
-        """Seconds before another try is taken for any of these (an account, an address)."""
+    def wait_s(self, name: str, address: str) -> float:
+        """Seconds before another login try is taken for this name from this address."""
         now = time.time()
         rows = [self.db.execute("select until from failures where key=?", (k,)).fetchone()
-                for k in keys]
+                for k in _backoff_keys(name, address)]
         return float(max([0.0, *(r[0] - now for r in rows if r)]))
 
     def _failed(self, key: str) -> None:
@@ -110,7 +116,7 @@ class Accounts:
     def login(self, name: str, password: str, address: str) -> str | None:
         """A new session token, or None. Failures back off per account from that address and
         per address, so a stranger elsewhere cannot keep the owner out."""
-        keys = (f"acct:{name.casefold()}@{address}", f"addr:{address}")
+        keys = _backoff_keys(name, address)
         row = self.db.execute("select hash from users where name=?", (name,)).fetchone()
         try:
             ok = row is not None and self.hasher.verify(row[0], password)

@@ -65,6 +65,10 @@ class WebState:
         return "__Host-appliance" if self.secure else "appliance_session"
 
 
+class _LogInFirst(Exception):
+    """A page asked for without a session."""
+
+
 NOT_UNDOABLE = (
     "Only the most recent change can be undone from here, and that is not it (or it was "
     "undone already)."
@@ -115,6 +119,18 @@ def create_app(state: WebState) -> FastAPI:
     def session(request: Request) -> Session | None:
         return state.accounts.session(request.cookies.get(state.cookie))
 
+    def signed_in(request: Request) -> Session:
+        """The caregiver looking at a page; without a session, off to the login page."""
+        who = session(request)
+        if who is None:
+            raise _LogInFirst
+        return who
+
+    async def log_in_first(_request: Request, _exc: Exception) -> Response:
+        return RedirectResponse("/login", 303)
+
+    app.add_exception_handler(_LogInFirst, log_in_first)
+
     async def form(request: Request) -> dict[str, str]:
         body = (await request.body()).decode("utf-8", "replace")
         return {k: v[0] for k, v in parse_qs(body, keep_blank_values=True).items()}
@@ -139,9 +155,7 @@ def create_app(state: WebState) -> FastAPI:
     async def today(request: Request) -> Response:
         if not state.accounts.has_owner():
             return RedirectResponse("/pair", 303)
-        who = session(request)
-        if who is None:
-            return RedirectResponse("/login", 303)
+        who = signed_in(request)
         query = request.query_params
         before = query.get("before", "")
         wanted = Filter(day=query.get("day", "")[:10], outcome=query.get("outcome", "")[:20],
@@ -155,9 +169,7 @@ def create_app(state: WebState) -> FastAPI:
 
     @app.get("/turn/{turn_id}", response_class=HTMLResponse)
     async def turn(request: Request, turn_id: str) -> Response:
-        who = session(request)
-        if who is None:
-            return RedirectResponse("/login", 303)
+        who = signed_in(request)
         try:
             rows = timeline(state.journal, turn=turn_id)
         except NoSuchTurn:
@@ -181,9 +193,7 @@ def create_app(state: WebState) -> FastAPI:
 
     @app.get("/settings", response_class=HTMLResponse)
     async def settings_page(request: Request) -> Response:
-        who = session(request)
-        if who is None:
-            return RedirectResponse("/login", 303)
+        who = signed_in(request)
         return page(request, "settings.html", who=who, can_change=can_change(who),
                     fields=fields(state.journal.settings()))
 
@@ -208,9 +218,7 @@ def create_app(state: WebState) -> FastAPI:
 
     @app.get("/people", response_class=HTMLResponse)
     async def people(request: Request) -> Response:
-        who = session(request)
-        if who is None:
-            return RedirectResponse("/login", 303)
+        who = signed_in(request)
         if who.role != "owner":
             return Response("Only the owner manages caregivers.", 403)
         return page(request, "people.html", who=who, people=state.accounts.people())
@@ -240,9 +248,7 @@ def create_app(state: WebState) -> FastAPI:
 
     @app.get("/sessions", response_class=HTMLResponse)
     async def sessions(request: Request) -> Response:
-        who = session(request)
-        if who is None:
-            return RedirectResponse("/login", 303)
+        who = signed_in(request)
         began = [(short, datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M"))
                  for short, at in state.accounts.sessions_of(who.name)]
         return page(request, "sessions.html", who=who, began=began)
@@ -278,9 +284,7 @@ def create_app(state: WebState) -> FastAPI:
 
     @app.get("/undo/{turn_id}", response_class=HTMLResponse)
     async def undo_form(request: Request, turn_id: str) -> Response:
-        who = session(request)
-        if who is None:
-            return RedirectResponse("/login", 303)
+        who = signed_in(request)
         target = _newest_undoable(state.journal, turn_id)
         if target is None or not can_change(who):
             return page(request, "message.html", 409, who=who, title="Nothing to undo here",
@@ -306,18 +310,14 @@ def create_app(state: WebState) -> FastAPI:
 
     @app.get("/week", response_class=HTMLResponse)
     async def week_page(request: Request) -> Response:
-        who = session(request)
-        if who is None:
-            return RedirectResponse("/login", 303)
+        who = signed_in(request)
         days = week(state.journal)
         return page(request, "week.html", who=who, days=days, chart=bars(days))
 
     @app.get("/report", response_class=HTMLResponse)
     async def report(request: Request) -> Response:
         """A plain page of one day, to print or keep."""
-        who = session(request)
-        if who is None:
-            return RedirectResponse("/login", 303)
+        who = signed_in(request)
         try:
             day = parse_since(request.query_params.get("day", "") or "today")
         except AuditQueryError as e:
@@ -329,9 +329,7 @@ def create_app(state: WebState) -> FastAPI:
 
     @app.get("/replay", response_class=HTMLResponse)
     async def replay(request: Request) -> Response:
-        who = session(request)
-        if who is None:
-            return RedirectResponse("/login", 303)
+        who = signed_in(request)
         since = request.query_params.get("since", "")
         if not since:
             return page(request, "replay.html", who=who, since="today")
@@ -343,9 +341,7 @@ def create_app(state: WebState) -> FastAPI:
 
     @app.get("/health", response_class=HTMLResponse)
     async def health(request: Request) -> Response:
-        who = session(request)
-        if who is None:
-            return RedirectResponse("/login", 303)
+        who = signed_in(request)
         return page(request, "health.html", who=who,
                     checks=checks(state.journal, state.folder, state.verified))
 
@@ -359,9 +355,7 @@ def create_app(state: WebState) -> FastAPI:
 
     @app.get("/export")
     async def export(request: Request) -> Response:
-        who = session(request)
-        if who is None:
-            return RedirectResponse("/login", 303)
+        who = signed_in(request)
         query = request.query_params
         try:
             since = parse_since(query.get("since") or None)
@@ -419,7 +413,7 @@ def create_app(state: WebState) -> FastAPI:
         if (refused := stale(request, data)) is not None:
             return refused
         name, where = data.get("name", "").strip(), address(request)
-        wait = state.accounts.wait_s(f"acct:{name.casefold()}@{where}", f"addr:{where}")
+        wait = state.accounts.wait_s(name, where)
         if wait > 0:
             return page(request, "login.html", 429, name=name,
                         error=f"Too many tries. Please wait {int(wait) + 1} seconds.")
