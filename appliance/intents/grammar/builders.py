@@ -180,15 +180,20 @@ def build(reading: Reading) -> tuple[Intent, bool]:
     raise Unresolved(name)  # pragma: no cover - a template intent with no builder
 
 
+def _exact_buttons(words: str, snapshot: Snapshot) -> list[Node]:
+    """The showing, enabled buttons of the active window named exactly by the words."""
+    return [
+        m.node
+        for m in find_targets(words, snapshot, roles=PRESSABLE_ROLES, limit=10)
+        if m.score == 1.0 and m.node.visible and m.node.enabled
+        and m.node.app == snapshot.active_app and m.node.window == snapshot.active_window
+    ]
+
+
 def _named_button(word: str, snapshot: Snapshot) -> Node | None:
     """The one showing button of the active window named exactly as a shortcut's word ("save"
     with a Save button on screen): the button is what the person sees."""
-    found = {
-        m.node.id: m.node
-        for m in find_targets(word, snapshot, roles=PRESSABLE_ROLES, limit=10)
-        if m.score == 1.0 and m.node.visible and m.node.enabled
-        and m.node.app == snapshot.active_app and m.node.window == snapshot.active_window
-    }
+    found = {node.id: node for node in _exact_buttons(word, snapshot)}
     return next(iter(found.values())) if len(found) == 1 else None
 
 
@@ -196,11 +201,6 @@ def _symbol_button(spoken: str, snapshot: Snapshot) -> Node | None:
     """The one showing button of the active window labelled by the symbol a key's spoken name
     says ("plus" for "+"): a calculator's key is pressed on screen. A worded button ("Enter")
     stays a key: "press" says key, "click" says button."""
-    exact = {
-        m.node.name: m.node
-        for m in find_targets(spoken, snapshot, roles=PRESSABLE_ROLES, limit=10)
-        if m.score == 1.0 and m.node.visible and m.node.enabled
-        and not _WORD_CHAR.search(m.node.name)
-        and m.node.app == snapshot.active_app and m.node.window == snapshot.active_window
-    }
+    exact = {node.name: node for node in _exact_buttons(spoken, snapshot)
+             if not _WORD_CHAR.search(node.name)}
     return next(iter(exact.values())) if len(exact) == 1 else None
