@@ -40,13 +40,14 @@ def numbered(snapshot: Snapshot) -> tuple[Numbered, ...]:
     """The active window's controls with a place on screen, numbered from 1 in reading order
     (rows top to bottom, each left to right), names or not: a number is what an unnamed one
     needs."""
-    placed = [n for n in actionable(snapshot, named=False) if _placed(n)]
+    placed = [n for n in actionable(snapshot, named=False) if has_place(n.bounds)]
     ordered = [node for row in _rows(placed) for node in row]
     return tuple(Numbered(i, node) for i, node in enumerate(ordered[:MAX_NUMBERS], start=1))
 
 
-def _placed(node: Node) -> bool:
-    return node.bounds is not None and node.bounds[2] > 0 and node.bounds[3] > 0
+def has_place(bounds: tuple[int, int, int, int] | None) -> bool:
+    """Known extents with an area: somewhere on screen a badge or a click can go."""
+    return bounds is not None and bounds[2] > 0 and bounds[3] > 0
 
 
 def _rows(nodes: list[Node]) -> list[list[Node]]:

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from appliance.desktop import roles
-from appliance.desktop.actionable import numbered
+from appliance.desktop.actionable import has_place, numbered
 from appliance.desktop.model import Node, Snapshot
 from appliance.panel.grid import Grid
 
@@ -92,7 +92,7 @@ def node_at(snapshot: Snapshot, x: int, y: int) -> Node | None:
     would reach."""
     under = [
         n for n in snapshot.in_active_window()
-        if n.visible and n.bounds is not None and _placed(n.bounds)
+        if n.visible and n.bounds is not None and has_place(n.bounds)
         and n.bounds[0] <= x < n.bounds[0] + n.bounds[2]
         and n.bounds[1] <= y < n.bounds[1] + n.bounds[3]
     ]
@@ -101,10 +101,6 @@ def node_at(snapshot: Snapshot, x: int, y: int) -> Node | None:
     return min(under, key=lambda n: n.bounds[2] * n.bounds[3] if n.bounds else 0)
 
 
-def _placed(bounds: tuple[int, int, int, int] | None) -> bool:
-    return bounds is not None and bounds[2] > 0 and bounds[3] > 0
-
-
 def _on_screen(bounds: tuple[int, int, int, int] | None) -> bool:
-    return (_placed(bounds) and bounds is not None and bounds[0] >= 0 and bounds[1] >= 0
+    return (has_place(bounds) and bounds is not None and bounds[0] >= 0 and bounds[1] >= 0
             and bounds[0] + bounds[2] <= MAX_SCREEN and bounds[1] + bounds[3] <= MAX_SCREEN)

@@ -6,6 +6,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from appliance.desktop.marks import node_at
 from appliance.desktop.model import (
     Action,
     ActionResult,
@@ -95,18 +96,6 @@ class SimDesktop:
                 up = parents[up]
         return boxes
 
-    def element_at(self, x: int, y: int) -> str | None:
-        """The innermost element of the active window under a point."""
-        active_app, active_window = self._active()
-        boxes = self._layout()
-        hits = [
-            nid for nid, app, window, _p, el in self._walk()
-            if (app, window) == (active_app, active_window) and "invisible" not in el.states
-            and boxes[nid][0] <= x < boxes[nid][0] + boxes[nid][2]
-            and boxes[nid][1] <= y < boxes[nid][1] + boxes[nid][3]
-        ]
-        return hits[-1] if hits else None  # depth first: the last hit is the innermost
-
     def snapshot(self) -> Snapshot:
         active_app, active_window = self._active()
         boxes = self._layout()
@@ -155,10 +144,10 @@ class SimDesktop:
         if action.kind == "click_at":
             # Whatever is under the point gets the click, whatever the planner thought was there.
             x, y = action.point or (-1, -1)
-            hit = self.element_at(x, y)
+            hit = node_at(self.snapshot(), x, y)
             if hit is None:
                 return ActionResult(detail="clicked; nothing there")
-            action = action.model_copy(update={"kind": "activate", "target": hit})
+            action = action.model_copy(update={"kind": "activate", "target": hit.id})
         touched = self._touched(action)
         before = {k: self.state_of(k) for k in touched}
         if action.target and not action.target.startswith("app:") and action.kind != "open_app":
