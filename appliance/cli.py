@@ -458,6 +458,18 @@ def switch_probe(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
 
 @app.command()
+def doctor(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """Check this device end to end, one line per part; exit 1 when any part has a problem."""
+    from appliance.health.doctor import line, probes, problems, report, run_all
+
+    results = run_all(probes(store), None if as_json else lambda r: typer.echo(line(r)))
+    if as_json:
+        _print_json(report(results))
+    if problems(results):
+        raise CliError(f"a problem with: {', '.join(problems(results))}")
+
+
+@app.command()
 def listen(
     audio: Annotated[Path, typer.Argument(help="a WAV file")],
     as_json: JsonOpt = False,

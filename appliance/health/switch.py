@@ -1,0 +1,55 @@
+"""The switch: which input device would be read (`appliance switch probe`), and why none."""
+
+from __future__ import annotations
+
+import getpass
+import os
+from pathlib import Path
+
+from appliance.health.check import Check
+from appliance.settings import Settings
+
+INPUT_DIR = Path("/dev/input")
+RULE = "hardware/70-appliance.rules"
+
+
+def switch(settings: Settings) -> Check:
+    """The chosen switch; none is a problem only when a caregiver set the device up for one."""
+    try:
+        from appliance.switch.devices import SwitchError, probe
+    except ImportError:
+        return Check("Switch", "problem", "python evdev is not installed: "
+                     "pip install 'appliance[desktop]'")
+    try:
+        found = probe(settings)
+    except SwitchError as e:
+        return Check("Switch", "problem", f"{e} (appliance settings set ... --by NAME)")
+    chosen = next((c for c in found if c.chosen), None)
+    if chosen is not None:
+        others = len(found) - 1
+        return Check("Switch", "ok", (
+            f'"{chosen.name}" at {chosen.path}, keys {", ".join(chosen.keys)}'
+            + (f"; {others} other input device(s) left alone" if others else "")))
+    expected = bool(settings.switch_device.strip()) or settings.scan_mode != "off"
+    why = _why_none(len(found), settings)
+    if not expected:
+        return Check("Switch", "unknown", (
+            f"{why}; none is set up (switch_device empty, scan_mode off), so the device is "
+            "used by voice: plug a switch in for switch access"))
+    return Check("Switch", "problem", (
+        f"{why}: plug the switch in, or set switch_device and switch_keys "
+        "(appliance switch probe lists the devices)"))
+
+
+def _why_none(readable: int, settings: Settings) -> str:
+    """What was seen: no devices at all, devices this user cannot read, or none with the keys."""
+    if not INPUT_DIR.is_dir():
+        return f"no switch found: {INPUT_DIR} is missing (no input devices at all)"
+    events = sorted(INPUT_DIR.glob("event*"))
+    closed = [p for p in events if not os.access(p, os.R_OK)]
+    if closed:
+        return (f"no switch found among {readable} readable input device(s); {len(closed)} "
+                f"more are not readable by {getpass.getuser()} (the udev rule {RULE} gives "
+                "the appliance group the switches)")
+    keys = ", ".join(settings.switch_keys)
+    return f"no switch found: none of {readable} input device(s) has a switch key ({keys})"
