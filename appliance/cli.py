@@ -458,11 +458,19 @@ def switch_probe(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
 
 
 @app.command()
-def doctor(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+def doctor(
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+    names: Annotated[str | None, typer.Option("--only", help="e.g. journal,disk")] = None,
+) -> None:
     """Check this device end to end, one line per part; exit 1 when any part has a problem."""
-    from appliance.health.doctor import line, probes, problems, report, run_all
+    from appliance.health.doctor import UnknownCheck, line, only, probes, problems, report, run_all
 
-    results = run_all(probes(store), None if as_json else lambda r: typer.echo(line(r)))
+    try:
+        chosen = only(probes(store), names)
+    except UnknownCheck as e:
+        _fail(str(e), 2)
+    results = run_all(chosen, None if as_json else lambda r: typer.echo(line(r)))
     if as_json:
         _print_json(report(results))
     if problems(results):

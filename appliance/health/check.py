@@ -23,8 +23,12 @@ class Check:
 
     @property
     def key(self) -> str:
-        """A stable name for JSON: "Speech models" -> "speech_models", "AT-SPI" -> "atspi"."""
-        return re.sub(r"[^a-z0-9]+", "_", self.what.lower().replace("-", "")).strip("_")
+        return key_of(self.what)
+
+
+def key_of(what: str) -> str:
+    """A stable name for JSON and --only: "Speech models" is speech_models, "AT-SPI" atspi."""
+    return re.sub(r"[^a-z0-9]+", "_", what.lower().replace("-", "")).strip("_")
 
 
 @dataclass(frozen=True)

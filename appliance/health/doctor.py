@@ -7,7 +7,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from appliance.health.check import Check, Examined, Probe, examine
+from appliance.health.check import Check, Examined, Probe, examine, key_of
 from appliance.settings import Settings
 
 LABELS = {"ok": "ok", "problem": "PROBLEM", "unknown": "unknown"}
@@ -48,6 +48,23 @@ def probes(store: str | None) -> list[Probe]:
         Probe("Journal", lambda: journal.stored(store), 600.0,
               "verifying takes too long: run appliance audit verify on its own"),
     ]
+
+
+class UnknownCheck(ValueError):
+    """--only named a check doctor does not have."""
+
+
+def only(found: list[Probe], names: str | None) -> list[Probe]:
+    """The probes named in `names` (keys, comma-separated: "journal,disk"), in doctor's order."""
+    if not names:
+        return found
+    wanted = {key_of(n) for n in names.split(",") if n.strip()}
+    known = [key_of(p.what) for p in found]
+    unknown = sorted(wanted - set(known))
+    if unknown or not wanted:
+        raise UnknownCheck(f"no check called {', '.join(unknown) or repr(names)}; "
+                           f"choose from {', '.join(known)}")
+    return [p for p in found if key_of(p.what) in wanted]
 
 
 def run_all(found: list[Probe], each: Callable[[Examined], None] | None = None) -> list[Examined]:

@@ -67,16 +67,18 @@ def journal_folder(store: str | None) -> Path:
     return default_store_path().parent
 
 
-def disk(folder: Path) -> Check:
-    """Free space on the disk holding `folder` (or its nearest existing parent)."""
+def disk(folder: Path, low_bytes: int = LOW_DISK_BYTES) -> Check:
+    """Free space on the disk holding `folder` (or its nearest existing parent); below
+    `low_bytes` is a problem."""
     where = folder
     while not where.exists() and where != where.parent:
         where = where.parent
     usage = shutil.disk_usage(where)
     free_gb, total_gb = usage.free / (1 << 30), usage.total / (1 << 30)
-    state: State = "problem" if usage.free < LOW_DISK_BYTES else "ok"
+    state: State = "problem" if usage.free < low_bytes else "ok"
     detail = f"{free_gb:.1f} GB free of {total_gb:.1f} GB at {folder}"
     if state == "problem":
-        detail += (f": below {LOW_DISK_BYTES >> 30} GB; a full disk stops the journal and every "
-                   "command with it: free space (sudo apt clean; journalctl --vacuum-size=50M)")
+        detail += (f": below {low_bytes / (1 << 30):.1f} GB; a full disk stops the journal "
+                   "and every command with it: free space (sudo apt clean; "
+                   "journalctl --vacuum-size=50M)")
     return Check("Disk", state, detail)

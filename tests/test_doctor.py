@@ -1,0 +1,272 @@
+"""`appliance doctor` on this machine's real parts: a real journal (SQLite, tampered with by
+hand), a real AT-SPI session (Xvfb + dbus + the GTK test app), a session bus that hangs, the
+installed speech models, and what this machine lacks (no /dev/uinput, no sound card)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from appliance.health import journal as journal_health
+from appliance.health.check import Check, Probe
+from appliance.health.doctor import line, only, probes, report, run_all
+from appliance.journal.application import Journal
+from tests.apps.atspi_harness import headless_session, start_app, wait_for_app
+from tests.cli_runner import APPLIANCE, run
+from tests.test_journal import executed_turn
+from tests.test_journal_integrity import Raw
+
+CHECKS = ["microphone", "speaker", "switch", "speech_models", "language_model", "atspi",
+          "uinput", "disk", "journal"]
+
+
+def doctor(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A real `appliance doctor` process; a hang fails the test through the timeout."""
+    return subprocess.run([str(APPLIANCE), "doctor", *args], capture_output=True, text=True,
+                          timeout=240, check=False, env=env)
+
+
+def answers(result: subprocess.CompletedProcess[str]) -> dict[str, dict[str, Any]]:
+    data: dict[str, Any] = json.loads(result.stdout)
+    return {c["check"]: c for c in data["checks"]}
+
+
+def assert_one_line_problem(result: subprocess.CompletedProcess[str], *names: str) -> None:
+    """Exit 1, no traceback, and stderr's one line names the parts with a problem."""
+    assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stdout + result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"appliance: a problem with: {', '.join(names)}"], result.stderr
+
+
+@pytest.fixture
+def journal_file(tmp_path: Path) -> Path:
+    path = tmp_path / "journal.sqlite"
+    journal = Journal(str(path))
+    for i in range(3):
+        executed_turn(journal, f"text {i}")
+    return path
+
+
+def test_an_intact_journal_is_ok_and_a_tampered_row_is_a_problem(journal_file: Path) -> None:
+    intact = doctor("--store", str(journal_file), "--only", "journal,disk")
+    assert intact.returncode == 0, intact.stderr
+    lines = intact.stdout.splitlines()
+    assert lines[0].startswith("ok       Disk: ") and " GB free of " in lines[0]
+    assert lines[1].startswith("ok       Journal: intact: ")
+    head = str(Journal(str(journal_file), create=False).head())
+    assert f"hash chain verified; head {head}" in lines[1]
+    assert intact.stderr == ""
+
+    raw = Raw(str(journal_file))
+    (state,) = raw("SELECT state FROM {events} WHERE {id} = 5")[0]
+    raw("UPDATE {events} SET state = ? WHERE {id} = 5",
+        (bytes(state).replace(b"text 0", b"text X"),))
+    tampered = doctor("--store", str(journal_file), "--only", "journal", "--json")
+    assert_one_line_problem(tampered, "Journal")
+    found = answers(tampered)["journal"]
+    assert found["state"] == "problem"
+    assert found["detail"].startswith("damaged: event #5 (")
+    assert "appliance audit verify" in found["detail"]  # what to do
+
+
+def test_no_journal_yet_is_unknown_and_does_not_fail(tmp_path: Path) -> None:
+    missing = tmp_path / "none" / "journal.sqlite"
+    result = doctor("--store", str(missing), "--only", "journal", "--json")
+    assert result.returncode == 0, result.stderr
+    found = answers(result)["journal"]
+    assert found["state"] == "unknown"
+    assert "first command" in found["detail"]
+    assert not missing.exists()  # doctor creates nothing
+
+
+def test_the_whole_doctor_on_this_machine(journal_file: Path) -> None:
+    """Every check answers, in order, with the --json shape; this machine has no /dev/uinput."""
+    result = doctor("--store", str(journal_file), "--json")
+    assert "Traceback" not in result.stdout + result.stderr
+    data = json.loads(result.stdout)
+    assert set(data) == {"ok", "checks"} and data["ok"] is False
+    assert [c["check"] for c in data["checks"]] == CHECKS
+    for c in data["checks"]:
+        assert set(c) == {"check", "what", "state", "detail", "took_s"}
+        assert c["state"] in ("ok", "problem", "unknown")
+        assert c["detail"] and "\n" not in c["detail"]
+    shown = {c["check"]: c for c in data["checks"]}
+    assert shown["journal"]["state"] == "ok"
+    assert shown["uinput"]["state"] == "problem"
+    problems = [c["what"] for c in data["checks"] if c["state"] == "problem"]
+    assert_one_line_problem(result, *problems)
+
+
+def test_without_uinput_the_line_says_to_load_the_module() -> None:
+    assert not Path("/dev/uinput").exists(), "this test is about a machine without uinput"
+    result = doctor("--only", "uinput")
+    assert_one_line_problem(result, "uinput")
+    assert result.stdout == (
+        "PROBLEM  uinput: /dev/uinput missing: load the uinput module (sudo modprobe uinput; "
+        "at boot: /etc/modules-load.d/uinput.conf holding the line uinput)\n")
+
+
+def test_without_a_sound_card_microphone_and_speaker_are_clear_problems() -> None:
+    """This machine has no sound card: PortAudio finds nothing to open, and says so in a line."""
+    result = doctor("--only", "microphone,speaker", "--json")
+    assert_one_line_problem(result, "Microphone", "Speaker")
+    shown = answers(result)
+    assert "no input device: plug in a USB microphone" in shown["microphone"]["detail"]
+    assert "no output device: plug in a speaker" in shown["speaker"]["detail"]
+
+
+def test_the_installed_speech_models_are_verified_and_an_unverified_copy_is_named(
+    tmp_path: Path,
+) -> None:
+    result = doctor("--only", "speech_models", "--json")
+    assert result.returncode == 0, result.stderr
+    found = answers(result)["speech_models"]
+    assert found["state"] == "ok"
+    assert found["detail"].startswith("checksums match: ")
+    assert "whisper-tiny.en" in found["detail"] and "piper-en_US-joe-medium" in found["detail"]
+
+    # A Vosk model copied in by hand rather than installed (no archive checksum recorded).
+    copied = tmp_path / "models" / "vosk-model-small-en-us-0.15"
+    (copied / "am").mkdir(parents=True)
+    (copied / "am" / "final.mdl").write_bytes(b"not the model")
+    env = {**os.environ, "APPLIANCE_MODELS": str(tmp_path / "models")}
+    bad = doctor("--only", "speech_models", env=env)
+    assert_one_line_problem(bad, "Speech models")
+    assert bad.stdout.startswith(
+        "PROBLEM  Speech models: vosk-model-small-en-us-0.15 (unverified copy): reinstall it")
+
+
+def test_language_model_default_and_a_caregivers_dead_ollama(
+    journal_file: Path, tmp_path: Path,
+) -> None:
+    port = _free_port()  # nothing listens here: an Ollama that is not running
+    store = str(journal_file)
+    assert run("settings", "set", "ollama_host", f"http://127.0.0.1:{port}", "--by", "carol",
+               "--store", store).code == 0
+    default = answers(doctor("--store", store, "--only", "language_model", "--json"))
+    found = default["language_model"]
+    # Nothing answers and (here) no embedded model: the grammar alone, which is not a fault.
+    assert found["state"] == "ok", found
+    assert "the grammar alone plans" in found["detail"]
+
+    assert run("settings", "set", "llm", "ollama", "--by", "carol", "--store", store).code == 0
+    chosen = doctor("--store", store, "--only", "language_model")
+    assert_one_line_problem(chosen, "Language model")
+    assert chosen.stdout.startswith(
+        f"PROBLEM  Language model: Ollama (a caregiver's choice) does not answer at "
+        f"http://127.0.0.1:{port}")
+    assert "systemctl start ollama" in chosen.stdout
+
+
+def test_atspi_in_a_real_session_counts_the_application(tmp_path: Path) -> None:
+    from appliance.desktop.atspi import open_desktop
+
+    with headless_session():
+        app = start_app(tmp_path)
+        try:
+            wait_for_app(open_desktop(), "Juniper Test")
+            result = doctor("--only", "atspi", env=dict(os.environ))
+        finally:
+            app.stop()
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    assert result.stdout.startswith(
+        "ok       AT-SPI: session bus and accessibility bus reachable; 1 application(s) on the "
+        "desktop: Juniper Test"), result.stdout
+
+
+def test_atspi_without_a_session_bus_says_where_to_run(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY")}
+    env["XDG_RUNTIME_DIR"] = str(tmp_path)  # no `bus` socket in it
+    result = doctor("--only", "atspi", env=env)
+    assert_one_line_problem(result, "AT-SPI")
+    assert result.stdout.startswith("PROBLEM  AT-SPI: no session bus (")
+    assert "kiosk user's graphical session" in result.stdout
+
+
+def test_a_session_bus_that_never_answers_does_not_hang_doctor(tmp_path: Path) -> None:
+    with _silent_socket(tmp_path / "bus") as address:
+        env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": address}
+        result = doctor("--only", "atspi,disk", env=env)
+    assert_one_line_problem(result, "AT-SPI")
+    first, second = result.stdout.splitlines()
+    assert first.startswith(f"PROBLEM  AT-SPI: the session bus at {address} does not answer")
+    assert second.startswith("ok       Disk: ")  # the next check still ran
+
+
+def test_a_check_that_raises_or_hangs_is_a_problem_line_and_the_rest_still_run(
+    tmp_path: Path,
+) -> None:
+    def broken() -> Check:
+        return {}["missing"]  # type: ignore[no-any-return]
+
+    stuck = threading.Event()
+    found = [
+        Probe("Broken", broken, 5.0, "-"),
+        Probe("Stuck", lambda: stuck.wait() and Check("Stuck", "ok", "-"), 0.3,
+              "unplug it and plug it in again"),
+        Probe("Disk", lambda: journal_health.disk(tmp_path), 5.0, "-"),
+        Probe("Disk", lambda: journal_health.disk(tmp_path, low_bytes=1 << 62), 5.0, "-"),
+    ]
+    try:
+        results = run_all(found)
+    finally:
+        stuck.set()
+    lines = [line(r) for r in results]
+    assert lines[0] == ("PROBLEM  Broken: the check itself failed (KeyError: 'missing'); this is "
+                        "a bug in appliance doctor: please report it with this line")
+    assert lines[1] == "PROBLEM  Stuck: no answer within 0.3 s: unplug it and plug it in again"
+    assert lines[2].startswith("ok       Disk: ")
+    assert lines[3].startswith("PROBLEM  Disk: ") and "free space (sudo apt clean" in lines[3]
+    shape = report(results)
+    assert shape["ok"] is False
+    assert [c["state"] for c in shape["checks"]] == ["problem", "problem", "ok", "problem"]
+
+
+def test_only_names_checks_and_an_unknown_one_is_a_usage_error() -> None:
+    assert [p.what for p in only(probes(None), "journal, AT-SPI")] == ["AT-SPI", "Journal"]
+    result = run("doctor", "--only", "journal,toaster")
+    assert result.code == 2
+    assert result.err == ("appliance: no check called toaster; choose from microphone, speaker, "
+                          "switch, speech_models, language_model, atspi, uinput, disk, journal\n")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@contextmanager
+def _silent_socket(path: Path) -> Iterator[str]:
+    """A Unix socket that accepts connections and never says a word: a hung bus daemon."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(8)
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"unix:path={path}"
+    finally:
+        server.close()
+        for conn in held:
+            conn.close()
