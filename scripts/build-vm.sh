@@ -80,6 +80,11 @@ cp -r "$REPO/appliance/desktop/uinput" overlay/site/appliance/desktop/
 for f in __init__ model gestures devices evdev_source; do
     cp "$REPO/appliance/switch/$f.py" overlay/site/appliance/switch/
 done
+# doctor's device checks (the ones that need no journal, speech or screen stack).
+mkdir -p overlay/site/appliance/health
+for f in __init__ check doctor switch uinput; do
+    cp "$REPO/appliance/health/$f.py" overlay/site/appliance/health/
+done
 find overlay -name '__pycache__' -prune -exec rm -rf {} +
 cp "$REPO"/tests/vm/guest_*.py overlay/
 # The udev rule for switches and /dev/uinput, checked with udevadm against the guest's devices

@@ -168,6 +168,24 @@ def test_language_model_default_and_a_caregivers_dead_ollama(
     assert "systemctl start ollama" in chosen.stdout
 
 
+def test_no_switch_is_unknown_for_voice_and_a_problem_once_set_up(journal_file: Path) -> None:
+    """This machine has no /dev/input at all."""
+    store = str(journal_file)
+    voice = answers(doctor("--store", store, "--only", "switch", "--json"))["switch"]
+    assert voice["state"] == "unknown"
+    assert voice["detail"].startswith("no switch found: /dev/input is missing")
+    assert run("settings", "set", "scan_mode", "auto", "--by", "carol", "--store", store).code == 0
+    scanning = doctor("--store", store, "--only", "switch")
+    assert_one_line_problem(scanning, "Switch")
+    assert scanning.stdout.startswith("PROBLEM  Switch: no switch found: /dev/input is missing")
+    assert run("settings", "set", "switch_device", "Big Red", "--by", "carol",
+               "--store", store).code == 0
+    named = doctor("--store", store, "--only", "switch")
+    assert named.stdout == (
+        "PROBLEM  Switch: No switch named 'Big Red' is plugged in: plug the switch in, or set "
+        "switch_device and switch_keys (appliance switch probe lists the devices)\n")
+
+
 def test_atspi_in_a_real_session_counts_the_application(tmp_path: Path) -> None:
     from appliance.desktop.atspi import open_desktop
 
@@ -270,3 +288,24 @@ def _silent_socket(path: Path) -> Iterator[str]:
         server.close()
         for conn in held:
             conn.close()
+
+
+def test_uinput_and_the_switch_in_a_guest_that_has_them() -> None:
+    """The QEMU guest's kernel has uinput and input devices (tests/vm/guest_doctor.py)."""
+    from tests.vm_boot import boot_guest
+
+    guest = boot_guest("doctor")
+    made = "ok       uinput: /dev/uinput: made and removed the appliance's virtual keyboard"
+    uinput_line, switch_line = guest["root"]
+    assert uinput_line == made
+    # Only the guest's PS/2 keyboard has a switch key: taken for the switch, it is named.
+    assert switch_line.startswith('PROBLEM  Switch: no switch found: only the keyboard "AT ')
+    assert "plug the switch in, or set switch_device" in switch_line
+    assert guest["plugged"] == [
+        'ok       Switch: "Test Switch Box" at /dev/input/event1, keys BTN_0; 1 other input '
+        "device(s) left alone"]
+    # /dev/uinput as hardware/70-appliance.rules leaves it: root:appliance 0660.
+    assert guest["outsider"] == (
+        "PROBLEM  uinput: /dev/uinput is not writable by uid 65534: add the user to the group "
+        "the udev rule hardware/70-appliance.rules gives it (appliance), then log in again")
+    assert guest["member"] == made

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import getpass
 import os
 import re
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 State = Literal["ok", "problem", "unknown"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -47,9 +50,31 @@ class Examined:
     took_s: float
 
 
+def current_user() -> str:
+    """Who runs the check, for "not readable by ..." (a uid with no name when there is none)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return f"uid {os.getuid()}"
+
+
 def first_line(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
+
+
+def within(work: Callable[[], T], timeout_s: float) -> T | None:
+    """`work()`'s result, or None when it raises or takes longer than `timeout_s`."""
+    answers: list[T] = []
+
+    def run() -> None:
+        with contextlib.suppress(Exception):  # the caller's fallback stands for any failure
+            answers.append(work())
+
+    worker = threading.Thread(target=run, name="bounded", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    return answers[0] if answers else None
 
 
 def examine(probe: Probe) -> Examined:

@@ -7,26 +7,28 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from appliance.health.check import Check, Examined, Probe, examine, key_of
+from appliance.health.check import Check, Examined, Probe, examine, key_of, within
 from appliance.settings import Settings
 
 LABELS = {"ok": "ok", "problem": "PROBLEM", "unknown": "unknown"}
+SETTINGS_TIMEOUT_S = 3.0  # well inside the Switch and Language model bounds
 
 
 def probes(store: str | None) -> list[Probe]:
     """The checks in the order a person would look: hear, speak, press, understand, act, keep."""
     from appliance.health import atspi, audio, journal, language_model, speech, switch, uinput
 
-    @cache
-    def settings() -> tuple[Settings, frozenset[str]]:
-        """The journal's settings (as the kiosk would start with), else the defaults."""
+    def read() -> tuple[Settings, frozenset[str]]:
         opened = journal.opened(store)
         if isinstance(opened, Check):
             return Settings(), frozenset()
-        try:
-            return opened.settings(), opened.chosen_settings()
-        except Exception:  # a damaged journal: the Journal line names it; judge by defaults
-            return Settings(), frozenset()
+        return opened.settings(), opened.chosen_settings()
+
+    @cache
+    def settings() -> tuple[Settings, frozenset[str]]:
+        """The journal's settings (as the kiosk would start with), else the defaults: a journal
+        that is damaged or does not answer is the Journal line's to name, not the switch's."""
+        return within(read, SETTINGS_TIMEOUT_S) or (Settings(), frozenset())
 
     return [
         Probe("Microphone", audio.microphone, 8.0,

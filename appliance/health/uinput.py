@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import getpass
 import os
 from pathlib import Path
 
 from appliance.desktop.model import DesktopError
-from appliance.health.check import Check, first_line
+from appliance.health.check import Check, current_user, first_line
 
 DEVICE = Path("/dev/uinput")
 RULE = "hardware/70-appliance.rules"
@@ -21,7 +20,7 @@ def uinput(device: Path = DEVICE) -> Check:
             "/etc/modules-load.d/uinput.conf holding the line uinput)"))
     if not os.access(device, os.R_OK | os.W_OK):
         return Check("uinput", "problem", (
-            f"{device} is not writable by {getpass.getuser()}: add the user to the group the "
+            f"{device} is not writable by {current_user()}: add the user to the group the "
             f"udev rule {RULE} gives it (appliance), then log in again"))
     from appliance.desktop.uinput.devices import VirtualKeyboard
 
