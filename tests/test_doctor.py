@@ -5,10 +5,13 @@ installed speech models, and what this machine lacks (no /dev/uinput, no sound c
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import socket
 import subprocess
 import threading
+from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -123,6 +126,52 @@ def test_without_a_sound_card_microphone_and_speaker_are_clear_problems() -> Non
     shown = answers(result)
     assert "no input device: plug in a USB microphone" in shown["microphone"]["detail"]
     assert "no output device: plug in a speaker" in shown["speaker"]["detail"]
+
+
+def _alsa_home(tmp_path: Path, default_pcm: str) -> dict[str, str]:
+    """An environment whose ALSA default device is `default_pcm` (alsa-lib's own plugins, read
+    from ~/.asoundrc): real PortAudio and ALSA underneath, on a machine without a sound card."""
+    (tmp_path / ".asoundrc").write_text(f"pcm.!default {{ type plug slave.pcm {default_pcm} }}\n")
+    return {**os.environ, "HOME": str(tmp_path)}
+
+
+def test_a_microphone_opened_and_its_level_measured(tmp_path: Path) -> None:
+    """The default input is alsa-lib's file plugin reading a 440 Hz tone at amplitude 3000
+    (RMS 2121: -23.8 dBFS)."""
+    tone = array("h", (round(3000 * math.sin(2 * math.pi * 440 * i / 16000))
+                       for i in range(16000)))
+    (tmp_path / "mic.raw").write_bytes(tone.tobytes())
+    env = _alsa_home(tmp_path, (
+        f'{{ type file slave.pcm "null" file "/dev/null" infile "{tmp_path}/mic.raw" '
+        'format "raw" }'))
+    result = doctor("--only", "microphone,speaker", env=env)
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    assert result.stdout == (
+        'ok       Microphone: default input "default" opened, 16 kHz, level -24 dBFS\n'
+        'ok       Speaker: default output "default" opened, 16 kHz\n')
+
+
+def test_a_muted_microphone_is_digital_silence(tmp_path: Path) -> None:
+    result = doctor("--only", "microphone", env=_alsa_home(tmp_path, '"null"'))
+    assert_one_line_problem(result, "Microphone")
+    # alsa-lib's null device gives zeros but for a few stray values at buffer edges.
+    assert re.fullmatch(
+        r'PROBLEM  Microphone: default input "default" opened but (9\d|100)% of 0\.3 s was '
+        r"digital silence: its capture is muted or switched off \(alsamixer: F4, then M or "
+        r"space\)\n", result.stdout), result.stdout
+
+
+def test_a_hung_audio_device_does_not_hang_doctor(tmp_path: Path) -> None:
+    """The file plugin's input is a FIFO nobody writes: opening the device blocks for ever."""
+    os.mkfifo(tmp_path / "stuck")
+    env = _alsa_home(tmp_path, (
+        f'{{ type file slave.pcm "null" file "/dev/null" infile "{tmp_path}/stuck" }}'))
+    result = doctor("--only", "microphone,disk", env=env)
+    assert_one_line_problem(result, "Microphone")  # stderr was given back after the hang
+    assert result.stdout.splitlines()[0] == (
+        "PROBLEM  Microphone: no answer within 8 s: the audio device hangs: unplug and replug "
+        "it, or restart the sound server")
+    assert result.stdout.splitlines()[1].startswith("ok       Disk: ")
 
 
 def test_the_installed_speech_models_are_verified_and_an_unverified_copy_is_named(
