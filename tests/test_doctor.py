@@ -60,26 +60,43 @@ def journal_file(tmp_path: Path) -> Path:
     return path
 
 
-def test_an_intact_journal_is_ok_and_a_tampered_row_is_a_problem(journal_file: Path) -> None:
-    intact = doctor("--store", str(journal_file), "--only", "journal,disk")
+def test_an_intact_journal_is_ok_and_a_tampered_row_is_a_problem(store: str) -> None:
+    """On SQLite and on the loopback PostgreSQL server."""
+    journal = Journal(store)
+    for i in range(3):
+        executed_turn(journal, f"text {i}")
+    intact = doctor("--store", store, "--only", "journal,disk")
     assert intact.returncode == 0, intact.stderr
     lines = intact.stdout.splitlines()
     assert lines[0].startswith("ok       Disk: ") and " GB free of " in lines[0]
+    assert ("on PostgreSQL: check the server's disk" in lines[0]) == ("://" in store)
     assert lines[1].startswith("ok       Journal: intact: ")
-    head = str(Journal(str(journal_file), create=False).head())
-    assert f"hash chain verified; head {head}" in lines[1]
+    assert f"hash chain verified; head {journal.head()}" in lines[1]
     assert intact.stderr == ""
 
-    raw = Raw(str(journal_file))
+    raw = Raw(store)
     (state,) = raw("SELECT state FROM {events} WHERE {id} = 5")[0]
     raw("UPDATE {events} SET state = ? WHERE {id} = 5",
         (bytes(state).replace(b"text 0", b"text X"),))
-    tampered = doctor("--store", str(journal_file), "--only", "journal", "--json")
+    tampered = doctor("--store", store, "--only", "journal", "--json")
     assert_one_line_problem(tampered, "Journal")
     found = answers(tampered)["journal"]
     assert found["state"] == "problem"
     assert found["detail"].startswith("damaged: event #5 (")
     assert "appliance audit verify" in found["detail"]  # what to do
+
+
+def test_a_journal_without_its_key_says_to_restore_the_key(
+    journal_file: Path, tmp_path: Path,
+) -> None:
+    env = {**os.environ, "APPLIANCE_KEY_FILE": str(tmp_path / "elsewhere.key")}
+    result = doctor("--store", str(journal_file), "--only", "journal", env=env)
+    assert_one_line_problem(result, "Journal")
+    assert result.stdout == (
+        f"PROBLEM  Journal: cannot verify: there is no device key at {tmp_path}/elsewhere.key: "
+        "run as the user whose key wrote it, or restore the device key (APPLIANCE_KEY_FILE) "
+        "from its backup\n")
+    assert not (tmp_path / "elsewhere.key").exists()  # doctor makes no key either
 
 
 def test_no_journal_yet_is_unknown_and_does_not_fail(tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ def probes(store: str | None) -> list[Probe]:
               "the session or accessibility bus hangs: restart the kiosk session"),
         Probe("uinput", uinput.uinput, 8.0,
               "the kernel's uinput hangs: reboot the device"),
-        Probe("Disk", lambda: journal.disk(journal.journal_folder(store)), 8.0,
+        Probe("Disk", lambda: journal.journal_disk(store), 8.0,
               "the disk does not answer: check it (dmesg for I/O errors)"),
         Probe("Journal", lambda: journal.stored(store), 600.0,
               "verifying takes too long: run appliance audit verify on its own"),

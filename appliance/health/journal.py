@@ -37,9 +37,14 @@ def verified(journal: Journal, what: str = "Journal check") -> Check:
     """The hash chain and snapshots, checked now (what `appliance audit verify` does)."""
     breaks = journal.verify(None)
     if breaks:
+        first = str(breaks[0])
         more = f" (and {len(breaks) - 1} more)" if len(breaks) > 1 else ""
+        if first.startswith("cannot verify") and "device key" in first:
+            return Check(what, "problem", (
+                f"{first}{more}: run as the user whose key wrote it, or restore the device key "
+                "(APPLIANCE_KEY_FILE) from its backup"))
         return Check(what, "problem", (
-            f"damaged: {breaks[0]}{more}: keep the device as it is and run "
+            f"damaged: {first}{more}: keep the device as it is and run "
             "`appliance audit verify` for every break; compare the head with one recorded earlier"))
     found = journal.head()
     return Check(what, "ok", f"intact: {found.count} events, hash chain verified; head {found}")
@@ -65,6 +70,15 @@ def journal_folder(store: str | None) -> Path:
     if store and "://" not in store:
         return Path(store.removeprefix("file:").split("?")[0]).resolve().parent
     return default_store_path().parent
+
+
+def journal_disk(store: str | None) -> Check:
+    """`disk` where the journal lives; for PostgreSQL, where this device keeps its own files."""
+    found = disk(journal_folder(store))
+    if store and "://" in store:
+        return Check(found.what, found.state, found.detail + (
+            "; the journal itself is on PostgreSQL: check the server's disk there"))
+    return found
 
 
 def disk(folder: Path, low_bytes: int = LOW_DISK_BYTES) -> Check:
