@@ -9,7 +9,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, TypeVar
 
 State = Literal["ok", "problem", "unknown"]
@@ -99,8 +99,8 @@ def examine(probe: Probe) -> Examined:
     worker.join(probe.timeout_s)
     took = time.monotonic() - started
     try:
-        if answers:
-            return Examined(answers[0], took)
+        if answers:  # under the probe's name, which --only and the JSON's "check" use
+            return Examined(replace(answers[0], what=probe.what), took)
         os.dup2(stderr, 2)  # a check hung while native stderr was silenced
         return Examined(Check(probe.what, "problem", (
             f"no answer within {probe.timeout_s:g} s: {probe.when_hung}")), took)

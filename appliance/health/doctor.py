@@ -1,5 +1,5 @@
 """`appliance doctor`: every part of the device checked in turn, each bounded in time, each
-answered in one line. The checks themselves are the ones the web Health page shows."""
+answered in one line. The web Health page uses the same checks for the parts it shows."""
 
 from __future__ import annotations
 
