@@ -234,6 +234,51 @@ def test_language_model_default_and_a_caregivers_dead_ollama(
     assert "systemctl start ollama" in chosen.stdout
 
 
+def test_language_model_an_ollama_that_answers_and_the_embedded_model(
+    journal_file: Path, tmp_path: Path,
+) -> None:
+    """Ollama's wire format on loopback (tests/test_ollama.py's server, the real client over
+    HTTP), and the packaged SmolLM2 GGUF with llama-cpp-python as installed here."""
+    from tests.test_ollama import WireServer
+
+    store = str(journal_file)
+    server = WireServer()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        assert run("settings", "set", "ollama_host", server.url, "--by", "carol",
+                   "--store", store).code == 0
+        found = doctor("--store", store, "--only", "language_model")
+        assert found.stdout == (f"ok       Language model: Ollama (the device's default) at "
+                                f"{server.url} with qwen2.5-coder:1.5b\n"), found.stderr
+        assert run("settings", "set", "ollama_model", "llama3:8b", "--by", "carol",
+                   "--store", store).code == 0
+        unpulled = doctor("--store", store, "--only", "language_model")
+        assert_one_line_problem(unpulled, "Language model")
+        assert unpulled.stdout == (
+            f"PROBLEM  Language model: Ollama at {server.url} answers but has no llama3:8b: "
+            "appliance models install --ollama llama3:8b\n")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    from appliance.intents.llm_models import PACKAGED, model_path
+
+    smollm2 = next(m for m in PACKAGED if m.key == "smollm2")
+    assert model_path(smollm2).is_file(), "scripts/setup.sh installs the SmolLM2 GGUF"
+    for key, value in (("llm", "llama-cpp"), ("llama_model", "smollm2")):
+        assert run("settings", "set", key, value, "--by", "carol", "--store", store).code == 0
+    embedded = doctor("--store", store, "--only", "language_model")
+    assert embedded.stdout == (f"ok       Language model: embedded {smollm2.name} (a caregiver's "
+                               f"choice) at {model_path(smollm2)}\n"), embedded.stderr
+    # The same choice on a device whose models folder is empty.
+    elsewhere = {**os.environ, "APPLIANCE_MODELS_DIR": str(tmp_path)}
+    missing = doctor("--store", store, "--only", "language_model", env=elsewhere)
+    assert_one_line_problem(missing, "Language model")
+    assert missing.stdout == (
+        "PROBLEM  Language model: the embedded smollm2 model (a caregiver's choice) is missing "
+        f"at {tmp_path / smollm2.filename}: scripts/llm-models.sh smollm2\n")
+
+
 def test_no_switch_is_unknown_for_voice_and_a_problem_once_set_up(journal_file: Path) -> None:
     """This machine has no /dev/input at all."""
     store = str(journal_file)
