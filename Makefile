@@ -8,7 +8,7 @@ DEMO_EXTRAS := voice
 TEST_EXTRAS := dev,desktop,voice,llm,web
 export VENV
 
-.PHONY: setup demo test lint clean
+.PHONY: setup demo test lint clean image image-pi
 
 setup:
 	EXTRAS='$(or $(EXTRAS),$(TEST_EXTRAS))' bash scripts/setup.sh
@@ -19,6 +19,14 @@ demo:
 
 test: setup lint
 	$(VENV)/bin/pytest -q
+
+# Device images (docs/device.md): an amd64 image for a PC or QEMU, and the Raspberry Pi's.
+image: setup
+	bash images/build.sh amd64 build/image-amd64
+
+image-pi: setup
+	bash images/setup-pi.sh
+	bash images/build.sh pi build/image-pi
 
 lint: setup
 	$(VENV)/bin/ruff check appliance tests

@@ -562,13 +562,17 @@ def serve(
         help="serve the home network over TLS (a self-signed certificate made on first start)"
     )] = False,
     host: Annotated[str | None, typer.Option(help="with --lan: the address to serve on")] = None,
+    create: Annotated[bool, typer.Option(
+        help="make the journal if there is none (the device's unit does; by hand, a mistyped "
+        "--store is refused instead)"
+    )] = False,
 ) -> None:
     """The caregiver web page: http://127.0.0.1:PORT/ on this machine, or https on the LAN."""
     if host is not None and not lan:
         _fail("--host is for --lan; without it the page is served on 127.0.0.1 only", 2)
     from appliance.web.serve import run_server
 
-    run_server(store, port, desktop, lan=lan, host=host)
+    run_server(store, port, desktop, lan=lan, host=host, create=create)
 
 
 @app.command()
@@ -589,7 +593,7 @@ def demo(
 @app.command()
 def bench(
     what: Annotated[
-        str, typer.Argument(help="core, voice, desktop, planner, switch or web")
+        str, typer.Argument(help="core, voice, desktop, planner, switch, web or boot")
     ] = "core",
     store: StoreOpt = None,
 ) -> None:
@@ -634,9 +638,17 @@ def bench(
         from appliance.web.bench import bench_web
 
         _print_json(bench_web(progress=lambda line: typer.echo(f"bench web: {line}", err=True)))
+    elif what == "boot":
+        from appliance.bench.boot import bench_boot
+        from appliance.bench.vm import VMError
+
+        try:
+            _print_json(bench_boot(lambda line: typer.echo(f"bench boot: {line}", err=True)))
+        except VMError as e:
+            raise CliError(str(e)) from None
     else:
         raise CliError(
-            f"unknown benchmark {what!r}; choose core, voice, desktop, planner, switch or web"
+            f"unknown benchmark {what!r}; choose core, voice, desktop, planner, switch, web or boot"
         )
 
 

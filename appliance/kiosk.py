@@ -23,11 +23,12 @@ from appliance.journal.application import Journal
 from appliance.journal.store import StoreError
 from appliance.panel.link import NullPanel, Panel, PanelLink
 from appliance.panel.state import Badge, Bounds, Mode, PanelState
-from appliance.session import TurnReport
+from appliance.session import TurnReport, recover_interrupted
 from appliance.switch.controller import DesktopFactory, SwitchController, push_to_talk
 from appliance.switch.evdev_source import SwitchInput
 from appliance.switch.model import Edge, Press
 from appliance.switch.talk import PushToTalk, TalkingSink
+from appliance.systemd_notify import ServiceNotifier
 from appliance.voice.sink import Reply, TurnSink, Utterance
 from appliance.web.handoff import CodeWatch, NoteWatch, spoken_code
 
@@ -191,6 +192,15 @@ class Kiosk:
         self._ticker = threading.Thread(target=self._tick, name="switch-tick", daemon=True)
         self._ticker.start()
 
+    def recover(self) -> list[str]:
+        """What a crash left half-done (an action with no outcome), marked and to be said."""
+        with self.lock:
+            try:
+                return recover_interrupted(self.journal)
+            except StoreError as e:
+                log.warning("%s", e)
+                return []
+
     def stop(self) -> None:
         self._stop.set()
         if self.input is not None:
@@ -284,13 +294,30 @@ def run_kiosk(
 
     inner = SessionSink(journal, desktop, planner, reported)
     sink = kiosk.sink(inner)
+    service = ServiceNotifier()
+    heard = threading.Event()
+
+    def heartbeat() -> None:
+        """Each chunk read. The first means the pipeline hears: systemd gets READY and a person
+        at a live microphone hears "Ready" (after a crash too: they can speak again)."""
+        service.beat()
+        if not heard.is_set():
+            heard.set()
+            service.ready("listening")
+            service.start_watchdog()
+            for notice in ["Ready." if source.live else "", *kiosk.recover()]:
+                if notice:
+                    kiosk.speak(notice)
+
     kiosk.start()
     try:
         stats = run_audio(
             audio, sink, speak_to, wake_phrase=kiosk.settings.wake_phrase,
-            on_speaker=kiosk.attach_speaker, source=source,
+            on_speaker=kiosk.attach_speaker, source=source, heartbeat=heartbeat,
         )
     finally:
+        service.stopping()
+        service.close()
         kiosk.stop()
     with kiosk.lock:
         journal.count_ignored_speech(inner.device, stats.ignored)

@@ -78,6 +78,16 @@ class TurnReport:
         }
 
 
+
+def recover_interrupted(journal: Journal, recent: list[Turn] | None = None) -> list[str]:
+    """Turns whose acting process died before the outcome, marked Interrupted; what to say."""
+    notices = []
+    for turn in journal.in_flight_turns(recent):
+        marked = change_shared(journal, turn, abandoned, interrupt)
+        if marked is not None:
+            notices.append(marked.spoken[-1])
+    return notices
+
 class Session:
     """Runs turns against one journal, one desktop and one planner."""
 
@@ -111,12 +121,7 @@ class Session:
         A turn whose process is alive (in this process or another) is left alone: that process
         is still acting and will record the real outcome.
         """
-        notices = []
-        for turn in self.journal.in_flight_turns(recent):
-            marked = change_shared(self.journal, turn, abandoned, interrupt)
-            if marked is not None:
-                notices.append(marked.spoken[-1])
-        return notices
+        return recover_interrupted(self.journal, recent)
 
     # -- one utterance -----------------------------------------------------------------
 

@@ -22,6 +22,9 @@ APT_PACKAGES=(
     # uinput tested for real inside a throwaway QEMU VM (scripts/build-vm.sh)
     qemu-system-x86 busybox-static cpio
     udev  # udevadm, packed into the VM to test hardware/70-appliance.rules on real devices
+    # the device image (images/build.sh), booted under QEMU by tests/test_device_vm.py; the
+    # Pi image's extra tools are in images/setup-pi.sh
+    mmdebstrap genimage mtools dosfstools e2fsprogs qemu-utils
     # voice: PortAudio headers to build pyaudio; sox and espeak-ng make test speech and noise
     portaudio19-dev sox espeak-ng
     # switch access: the status panel's screenshots are read back with OCR in the tests

@@ -62,6 +62,8 @@ class VoiceOptions:
     # vocabulary, so it is off by default).
     vosk_grammar: bool = False
     pace: float | None = None  # a file: None = as fast as the VAD reads it, 1.0 = real time
+    # Called for every chunk read: the service watchdog pings only while this loop runs.
+    heartbeat: Callable[[], None] | None = None
 
 
 def run_voice(
@@ -104,7 +106,7 @@ def run_voice(
     turns = TurnProcessor(sink, clock, on_event)
     output = SpeechOutput(sink, speaker, clock, wakeup.notify, opts.mute_while_speaking)
     processors = [vad, stt, gate, turns, PiperTTSService(loaded.speaker), output]
-    feeder = Feeder(source, clock, wakeup, vad, output, opts.pace)
+    feeder = Feeder(source, clock, wakeup, vad, output, opts.pace, opts.heartbeat)
     faults = 0
     if isinstance(source, ResilientSource):
 
@@ -166,6 +168,7 @@ def run_audio(
     on_event: Callable[[Reply], None] | None = None,
     on_speaker: Callable[[Callable[[str], None]], None] | None = None,
     source: AudioSource | None = None,
+    heartbeat: Callable[[], None] | None = None,
 ) -> VoiceStats:
     """`appliance run`: a WAV file (ends with the file) or the microphone (runs until stopped).
 
@@ -178,7 +181,8 @@ def run_audio(
         speaker = open_speaker()
     try:
         return run_voice(
-            source, sink, loaded, speaker, VoiceOptions(wake_phrase=wake_phrase), on_event,
+            source, sink, loaded, speaker,
+            VoiceOptions(wake_phrase=wake_phrase, heartbeat=heartbeat), on_event,
             on_speaker,
         )
     finally:

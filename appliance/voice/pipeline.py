@@ -239,8 +239,10 @@ class Feeder:
         vad: TrackedVADProcessor,
         output: SpeechOutput,
         pace: float | None = None,
+        heartbeat: Callable[[], None] | None = None,
     ) -> None:
         self._source = source
+        self._heartbeat = heartbeat
         self._clock = clock
         self._wakeup = wakeup
         self._vad = vad
@@ -282,6 +284,8 @@ class Feeder:
                 await asyncio.to_thread(source.read, CHUNK_SAMPLES) if live
                 else source.read(CHUNK_SAMPLES)
             )
+            if self._heartbeat is not None:
+                self._heartbeat()
             if chunk is None:
                 if trailing <= 0:
                     break

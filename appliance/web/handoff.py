@@ -19,7 +19,11 @@ def web_dir(store: str | None) -> Path:
 
 
 def handoff_dir(store: str | None = None) -> Path:
-    """The user's runtime folder, else beside the journal."""
+    """APPLIANCE_HANDOFF_DIR (the device's units: the web page is a system service, the kiosk
+    a user unit), else the user's runtime folder, else beside the journal."""
+    chosen = os.environ.get("APPLIANCE_HANDOFF_DIR")
+    if chosen:
+        return Path(chosen)
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     return Path(runtime) / "appliance" if runtime else web_dir(store)
 

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import sys
+import threading
+import time
+from typing import Any
 
+from appliance.systemd_notify import ServiceNotifier
 from appliance.web.accounts import Accounts
 from appliance.web.app import WebState, create_app
 from appliance.web.handoff import notes_path, pairing_path, post_note, web_dir
@@ -14,11 +18,11 @@ LOOPBACK = "127.0.0.1"
 
 
 def run_server(store: str | None, port: int, desktop: str = "atspi", lan: bool = False,
-               host: str | None = None) -> None:
+               host: str | None = None, create: bool = False) -> None:
     """On loopback over HTTP; with `lan`, on the home network's address over TLS only."""
     import uvicorn
 
-    open_journal(store, create=False)  # no journal yet: said in one line, none made
+    open_journal(store, create=create)  # no journal yet: said in one line, none made
     journal = open_journal(store)  # writable: the web's own events go into it
     journal.apply_retention(by="retention")  # transcripts older than the caregiver chose
     folder = web_dir(store)
@@ -43,6 +47,19 @@ def run_server(store: str | None, port: int, desktop: str = "atspi", lan: bool =
     scheme = "https" if lan else "http"
     print(f"appliance serve: {scheme}://{address}:{port}/", file=sys.stderr, flush=True)
     # An open live page never holds up a stop (systemd's, or Ctrl-C) for long.
-    uvicorn.run(create_app(state), host=address, port=port, log_level="warning",
-                server_header=False, timeout_graceful_shutdown=2, ssl_certfile=cert,
-                ssl_keyfile=key)
+    server = uvicorn.Server(uvicorn.Config(
+        create_app(state), host=address, port=port, log_level="warning", server_header=False,
+        timeout_graceful_shutdown=2, ssl_certfile=cert, ssl_keyfile=key))
+    service = ServiceNotifier()
+    threading.Thread(target=_say_ready, args=(server, service, f"{scheme}://{address}:{port}/"),
+                     name="ready", daemon=True).start()
+    server.run()
+    service.stopping()
+
+
+def _say_ready(server: Any, service: ServiceNotifier, url: str) -> None:
+    """READY for systemd once the socket is bound and the server takes requests."""
+    while not server.started and not server.should_exit:
+        time.sleep(0.05)
+    if server.started:
+        service.ready(f"serving {url}")

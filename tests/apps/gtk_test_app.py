@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ class TestApp:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.state_path: Path | None = Path(args.state) if args.state else None
+        self.slow: float = args.slow
         self.keys: list[str] = []
         self.sent: list[str] = []
         self.pressed: dict[str, int] = {}
@@ -113,6 +115,10 @@ class TestApp:
         history.add(lines)
         history.get_accessible().set_name("History")
         outer.pack_start(history, False, False, 0)
+        if self.slow:  # a slow application: its Refresh button holds the main loop for a while
+            refresh = Gtk.Button(label="Refresh")
+            refresh.connect("clicked", self.on_refresh)
+            grid.attach(refresh, 1, 2, 1, 1)
         self.widgets = {
             "message": message, "pin": pin, "urgent": urgent, "status": status,
             "priority": priority, "volume": volume, "contacts": contacts, "tabs": tabs,
@@ -162,6 +168,10 @@ class TestApp:
     def count(self, name: str) -> None:
         self.pressed[name] = self.pressed.get(name, 0) + 1
         self.write_state()
+
+    def on_refresh(self, _button: Gtk.Button) -> None:
+        time.sleep(self.slow)
+        self.count("Refresh")
 
     def on_send(self, _button: Gtk.Button) -> None:
         text = self.widgets["message"].get_text()
@@ -216,6 +226,8 @@ def main() -> None:
     parser.add_argument("--state", help="write the app's state as JSON here")
     parser.add_argument("--widgets", type=int, default=0)
     parser.add_argument("--nodes", type=int, default=0)
+    parser.add_argument("--slow", type=float, default=0.0,
+                        help="add a Refresh button whose click takes this many seconds")
     args = parser.parse_args()
     GLib.set_prgname(args.app_name)
     GLib.set_application_name(args.app_name)

@@ -1,0 +1,60 @@
+"""Test image only: run the shell commands the booted-VM test sends, one JSON line each way.
+
+Request: {"id": 1, "sh": "systemctl is-active ...", "timeout": 30, "user": false}.
+Reply: {"id": 1, "rc": 0, "out": "...", "err": "..."}. With "user": true the command runs as
+the appliance user inside its session (systemctl --user, busctl --user and the AT-SPI bus).
+"""
+
+import json
+import os
+import pwd
+import subprocess
+import sys
+import time
+
+
+def user_env() -> dict[str, str]:
+    uid = pwd.getpwnam("appliance").pw_uid
+    runtime = f"/run/user/{uid}"
+    return {
+        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/var/lib/appliance",
+        "XDG_RUNTIME_DIR": runtime, "DBUS_SESSION_BUS_ADDRESS": f"unix:path={runtime}/bus",
+        "APPLIANCE_HANDOFF_DIR": "/run/appliance",
+    }
+
+
+def run(request: dict) -> dict:
+    command = ["/bin/bash", "-c", request["sh"]]
+    env = dict(os.environ)
+    if request.get("user"):
+        command = ["runuser", "-u", "appliance", "--", *command]
+        env = user_env()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=env,
+                              timeout=request.get("timeout", 60), stdin=subprocess.DEVNULL)
+        return {"rc": done.returncode, "out": done.stdout, "err": done.stderr}
+    except subprocess.TimeoutExpired as e:
+        return {"rc": -1, "out": str(e.stdout or ""), "err": f"timed out after {e.timeout} s"}
+
+
+def main(port: str) -> None:
+    with open(port, "r+b", buffering=0) as channel:
+        channel.write(b'{"id": 0, "ready": true}\n')
+        buffer = b""
+        while True:
+            chunk = channel.read(4096)
+            if not chunk:  # no host on the other end yet
+                time.sleep(0.1)
+                continue
+            buffer += chunk
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                if not line.strip():
+                    continue
+                request = json.loads(line)
+                reply = {"id": request.get("id"), **run(request)}
+                channel.write(json.dumps(reply).encode() + b"\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
