@@ -58,6 +58,7 @@ if [ ! -f "$base" ]; then
         "deb http://deb.debian.org/debian $SUITE-updates main non-free-firmware" \
         "deb http://deb.debian.org/debian-security $SUITE-security main non-free-firmware"
     mv "$CACHE/partial-$ARCH.tar" "$base"
+    find "$CACHE" -maxdepth 1 -name "base-$ARCH-*.tar" ! -name "$(basename "$base")" -delete
 fi
 [ -z "${BASE_ONLY:-}" ] || { echo "$base"; exit 0; }
 
@@ -87,6 +88,8 @@ print(json.dumps([p["dependencies"], p["optional-dependencies"]], sort_keys=True
         pip_wheel -w "$deps.partial" "${REPO}[$EXTRAS]"
         rm -f "$deps.partial"/appliance-*.whl
         mv "$deps.partial" "$deps"
+        find "$CACHE" -maxdepth 1 -name "wheels-$ARCH-*" ! -name "$(basename "$deps")" \
+            -exec rm -rf {} +
     fi
     cp "$deps"/*.whl "$work/wheels/"
     pip_wheel --no-deps -w "$work/wheels" "$REPO"
@@ -139,6 +142,10 @@ in_root systemd-sysusers
 install -d -m 0750 "$root/var/lib/appliance"
 in_root chown appliance:appliance /var/lib/appliance
 in_root systemctl set-default graphical.target
+if [ "$TARGET" = pi ]; then  # cmdline.txt and config.txt again, now with rootfs/pi's settings
+    kernel_version=$(basename "$(find "$root/lib/modules" -mindepth 1 -maxdepth 1 | head -1)")
+    in_root /etc/kernel/postinst.d/z50-raspi-firmware "$kernel_version"
+fi
 in_root systemctl enable appliance-kiosk.service appliance-web.service appliance-first-boot.service
 in_root systemctl --global enable appliance.service
 [ "$TARGET" = amd64-test ] && in_root systemctl enable appliance-test-agent.service
@@ -150,13 +157,10 @@ printf 'appliance %s\n' "$(git -C "$REPO" describe --always --dirty 2>/dev/null 
 
 # 4. The disk: boot, root and data partitions, made by genimage from the root's folders.
 say "disk image with genimage"
-if [ "$ARCH" = amd64 ]; then
-    cp "$root"/boot/vmlinuz-* "$OUT/vmlinuz"
-    cp "$root"/boot/initrd.img-* "$OUT/initrd.img"
-    config=$IMAGES/genimage-amd64.cfg
-else
-    config=$IMAGES/genimage-pi.cfg
-fi
+# The kernel and initrd beside the disk: QEMU boots them directly (-kernel), on arm64 too.
+cp "$root"/boot/vmlinuz-* "$OUT/vmlinuz"
+cp "$root"/boot/initrd.img-* "$OUT/initrd.img"
+config=$IMAGES/genimage-$([ "$ARCH" = amd64 ] && echo amd64 || echo pi).cfg
 rm -rf "$work/gen-tmp" "$OUT/disk.img"
 if ! genimage --config "$config" --rootpath "$root" --tmppath "$work/gen-tmp" \
     --inputpath "$work" --outputpath "$work/out" >"$work/genimage.log" 2>&1; then
