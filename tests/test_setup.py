@@ -17,6 +17,10 @@ SHELL_SCRIPTS = [
     REPO / "scripts" / "setup.sh",
     REPO / "scripts" / "postgres.sh",
     REPO / ".ci" / "run",
+    REPO / "images" / "build.sh",
+    REPO / "images" / "setup-pi.sh",
+    REPO / "systemd" / "kiosk-session",  # /bin/sh scripts: bash's checks are a superset here
+    REPO / "systemd" / "first-boot",
 ]
 
 

@@ -141,13 +141,15 @@ class DeviceVM:
 
     def sh(self, command: str, user: bool = False, timeout: float = 60) -> Shell:
         """Run a shell command in the guest (as root, or as the kiosk user in its session)."""
+        return self._request({"sh": command, "user": user, "timeout": timeout}, timeout)
+
+    def _request(self, request: dict[str, Any], timeout: float) -> Shell:
         if self._agent is None:
             raise VMError("the guest's agent is not connected")
         request_id = self._next_id
         self._next_id += 1
-        request = {"id": request_id, "sh": command, "user": user, "timeout": timeout}
         self._agent.settimeout(timeout + 30)
-        self._agent.sendall(json.dumps(request).encode() + b"\n")
+        self._agent.sendall(json.dumps({"id": request_id, **request}).encode() + b"\n")
         while True:
             reply = self._line()
             if reply.get("id") == request_id:
@@ -216,12 +218,10 @@ class DeviceVM:
         wav = self.work / f"{name}.wav"
         subprocess.run(["espeak-ng", "-v", "en-us", "-s", "150", "-w", str(wav), words],
                        check=True, capture_output=True)
-        data = wav.read_bytes().hex()
-        pushed = self.sh(f"python3 -c \"import sys; open('/tmp/{name}.wav', 'wb')"
-                         f".write(bytes.fromhex(sys.stdin.read().strip()))\" <<'EOF'\n{data}\nEOF")
+        pushed = self._request({"put": f"/tmp/{name}.wav", "hex": wav.read_bytes().hex()}, 60)
         if not pushed.ok:
             raise VMError(f"could not copy {name}.wav into the guest: {pushed.err.strip()}")
-        played = self.sh(f"aplay -q -D plughw:Loopback,0,0 /tmp/{name}.wav", timeout=60)
+        played = self.sh(f"aplay -q -D plughw:Loopback,1,0 /tmp/{name}.wav", timeout=60)
         if not played.ok:
             raise VMError(f"aplay failed in the guest: {played.err.strip()}")
         return self.monotonic()
