@@ -94,6 +94,8 @@ def _detail(name: str, e: Any) -> str:
             return f"{e.key}: {e.old} -> {e.new} by {e.by}"
         case "Prompted":
             return f"the language model was given {len(e.context)} characters (see the turn)"
+        case "EpochStarted":
+            return f"journal epoch {e.epoch[:8]}"
         case "WebAccess":
             return f"{e.what.replace('_', ' ')} by {e.caregiver} from {e.address}"
     return ""

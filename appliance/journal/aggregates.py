@@ -9,6 +9,7 @@ from eventsourcing.domain import Aggregate, event
 
 SETTINGS_ID = uuid5(NAMESPACE_URL, "appliance:settings")
 RETENTION_ID = uuid5(NAMESPACE_URL, "appliance:retention")
+EPOCH_ID = uuid5(NAMESPACE_URL, "appliance:epoch")
 
 
 class DeviceSettings(Aggregate):
@@ -77,3 +78,17 @@ class Retention(Aggregate):
     @event("TranscriptsRemoved")
     def removed(self, before: str, by: str, digests: dict[str, str]) -> None:
         self.removals += 1
+
+
+class JournalEpoch(Aggregate):
+    """The journal's own random id, made when it is created (or first opened by a version that
+    knows epochs): a re-flashed kiosk numbers its events from 1 again under a new epoch, so the
+    central server never takes them for the old journal's."""
+
+    @staticmethod
+    def create_id() -> UUID:
+        return EPOCH_ID
+
+    @event("EpochStarted")
+    def __init__(self, epoch: str) -> None:
+        self.epoch = epoch

@@ -7,17 +7,19 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar, cast
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Snapshot
 from eventsourcing.persistence import IntegrityError, Notification, StoredEvent
 
 from appliance.journal.aggregates import (
+    EPOCH_ID,
     RETENTION_ID,
     SETTINGS_ID,
     Device,
     DeviceSettings,
+    JournalEpoch,
     Retention,
 )
 from appliance.journal.chain import ChainedPostgresRecorder, ChainedSQLiteRecorder, RawEvent
@@ -70,6 +72,7 @@ class Journal(Application[UUID]):
         self._notices: list[str] = []
         self._settings_cache: tuple[tuple[Any, ...], SettingsLog] | None = None
         self._told: set[str] = set()
+        self._epoch: str | None = None
         self.key = load_key(create)
         try:
             super().__init__(env=env)
@@ -81,6 +84,33 @@ class Journal(Application[UUID]):
             raise
         except Exception as e:  # the store itself is unreachable or unusable
             raise StoreError(store_failure("open", e, env)) from None
+        if create:
+            self._ensure_epoch()
+
+    def epoch(self) -> str | None:
+        """The journal's epoch (32 hex digits); None until a writer has opened it."""
+        if self._epoch is None:
+            try:
+                self._epoch = cast(JournalEpoch, self.repository.get(EPOCH_ID)).epoch
+            except AggregateNotFoundError:
+                return None
+            except Exception as e:  # a damaged epoch event: verify names it; keep serving
+                self.notice(f"The journal's epoch cannot be read ({_first_line(e)}).")
+                return None
+        return self._epoch
+
+    def _ensure_epoch(self) -> None:
+        """A new journal, or one from before epochs, gets its epoch on the first writer's open;
+        two openers racing agree on whichever stored it first."""
+        if self.epoch() is not None:
+            return
+        try:
+            self.record(JournalEpoch(epoch=uuid4().hex))
+        except JournalConflict:
+            pass  # another process made it a moment ago: read theirs below
+        except StoreError:
+            return  # cannot write now (read-only media, a full disk): the next writer will
+        self.epoch()
 
     @property
     def chained(self) -> ChainedSQLiteRecorder | ChainedPostgresRecorder:
