@@ -26,7 +26,7 @@ def checks(journal: Journal, folder: Path, verified: Check | None) -> list[Check
     out = [Check("Version", "ok", _version()), _journal(journal), verified or Check(
         "Journal check", "unknown", "not run since this page started: press Check now")]
     out += [_device(journal, "microphone", "Microphone"), _device(journal, "switch", "Switch")]
-    out += [_speech_models(), _language_model(journal), _disk(folder)]
+    out += [_speech_models(), _language_model(journal), _disk(folder), _fleet(folder)]
     return out
 
 
@@ -103,3 +103,17 @@ def _disk(folder: Path) -> Check:
     free_gb = usage.free / (1 << 30)
     state: State = "problem" if usage.free < LOW_DISK_BYTES else "ok"
     return Check("Disk", state, f"{free_gb:.1f} GB free of {usage.total / (1 << 30):.1f} GB")
+
+
+def _fleet(folder: Path) -> Check:
+    """The uplink's last word: how far the central copy is behind, or why it is not moving."""
+    from appliance.fleet.uplink import read_status
+
+    status = read_status(folder)
+    if status is None:
+        return Check("Central server", "unknown", "not joined, or the uplink never ran")
+    behind = (f"{status['lag_events']} events ({status['lag_s']:.0f} s) not yet at "
+              f"{status['central']}")
+    if status["state"] == "ok":
+        return Check("Central server", "ok", f"sending as {status['kiosk']}; {behind}")
+    return Check("Central server", "problem", f"{status['state']}: {status['detail']}; {behind}")

@@ -1,0 +1,404 @@
+"""The fleet: kiosks' journals pushed to one central server on a real loopback PostgreSQL, with
+the central server and the uplinks as real `appliance` processes, killed with SIGKILL at random
+points. Central must end up with every kiosk event exactly once, in order, and each kiosk's hash
+chain must verify from the central copy."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import socket
+import sqlite3
+import ssl
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from appliance.desktop.scene import Scene
+from appliance.desktop.sim import SimDesktop
+from appliance.fleet.central_store import CentralStore
+from appliance.fleet.link import FleetLink, pinned_context
+from appliance.fleet.verify_copy import verify_copy
+from appliance.fleet.wire import Batch
+from appliance.journal.application import Journal
+from appliance.journal.key import load_key
+from appliance.journal.retention import REMOVED
+from appliance.settings import Settings
+from appliance.wiring import build_planner, new_session
+from tests.scenes import messages
+
+pytestmark = pytest.mark.postgres
+
+APPLIANCE = [sys.executable, "-m", "appliance.cli"]
+LINES = ("untick urgent", "tick urgent", "type hello grandma into message", "select doctor")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Central:
+    """`appliance central serve` as its own process, on loopback, with its own database."""
+
+    def __init__(self, db: str, folder: Path) -> None:
+        self.db, self.folder, self.port = db, folder, _free_port()
+        self.url = f"https://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.store = CentralStore(db, pool_size=2)
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [*APPLIANCE, "central", "serve", "--db", self.db, "--host", "127.0.0.1",
+             "--port", str(self.port), "--state", str(self.folder)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=(self.folder.parent / "central.err").open("ab"))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                ssl.get_server_certificate(("127.0.0.1", self.port), timeout=1)
+                return
+            except OSError:
+                assert self.proc.poll() is None, (self.folder.parent / "central.err").read_text()
+                time.sleep(0.1)
+        raise AssertionError("the central server did not start")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        self.proc = None
+
+    def enroll(self, name: str) -> str:
+        done = subprocess.run(
+            [*APPLIANCE, "central", "enroll", name, "--db", self.db, "--host", "127.0.0.1",
+             "--state", str(self.folder)], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    def ids(self, kiosk: str, epoch: str) -> list[int]:
+        return [int(r["notification_id"]) for r in self.store.events(kiosk, epoch)]
+
+
+class Kiosk:
+    """One kiosk: its own SQLite journal and fleet link; `appliance` processes act for it."""
+
+    def __init__(self, folder: Path, name: str) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder, self.name = folder, name
+        self.store = str(folder / "journal.sqlite")
+        self.env = {**os.environ, "APPLIANCE_FLEET_FILE": str(folder / "fleet.json")}
+
+    def appliance(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*APPLIANCE, *args], capture_output=True, text=True,
+                              env=self.env, check=False, timeout=120)
+
+    def join(self, central: Central) -> None:
+        done = self.appliance("fleet", "join", central.url, central.enroll(self.name))
+        assert done.returncode == 0, done.stderr
+        assert f"as kiosk {self.name}" in done.stdout
+
+    def uplink_once(self) -> subprocess.CompletedProcess[str]:
+        return self.appliance("fleet", "uplink", "--once", "--store", self.store)
+
+    def start_uplink(self, batch: int = 500) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [*APPLIANCE, "fleet", "uplink", "--store", self.store, "--batch", str(batch)],
+            env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+
+    def turns(self, n: int) -> None:
+        """`n` sim turns in this process (quick); `appliance say` is used where it matters."""
+        journal = Journal(self.store)
+        journal.change_setting("max_unconfirmed_per_minute", 600, by="test")
+        session = new_session(journal, SimDesktop(Scene.model_validate(messages())),
+                              build_planner(Settings(llm="off")))
+        for i in range(n):
+            session.say(LINES[i % len(LINES)])
+
+    @property
+    def epoch(self) -> str:
+        epoch = Journal(self.store).epoch()
+        assert epoch is not None
+        return epoch
+
+    def ids(self) -> list[int]:
+        with sqlite3.connect(self.store) as conn:
+            return [r[0] for r in conn.execute("SELECT rowid FROM stored_events ORDER BY rowid")]
+
+    def link(self) -> FleetLink:
+        return FleetLink.model_validate_json((self.folder / "fleet.json").read_text())
+
+
+@pytest.fixture
+def central(fresh_pg_url: str, tmp_path: Path) -> Iterator[Central]:
+    server = Central(fresh_pg_url, tmp_path / "central")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.kill()
+        server.store.close()
+
+
+def _held_exactly(central: Central, kiosk: Kiosk) -> None:
+    """Every kiosk event once, in order, unchanged but for words, and the chain verifies."""
+    epoch = kiosk.epoch
+    assert central.ids(kiosk.name, epoch) == kiosk.ids()
+    assert central.store.position(kiosk.name, epoch) == kiosk.ids()[-1]
+    key = load_key(create=False)
+    assert key is not None
+    assert verify_copy(central.store, kiosk.name, epoch, key) == []
+
+
+def _wait(predicate: Any, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+# -- enrollment, redaction, the projection -----------------------------------------------------
+
+
+def test_a_joined_kiosk_pushes_its_journal_words_redacted_and_the_chain_verifies(
+    central: Central, tmp_path: Path
+) -> None:
+    kiosk = Kiosk(tmp_path / "k1", "room-1")
+    kiosk.join(central)
+    assert oct((kiosk.folder / "fleet.json").stat().st_mode & 0o777) == "0o600"
+    kiosk.turns(8)
+    done = kiosk.uplink_once()
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"acknowledged": kiosk.ids()[-1]}
+    _held_exactly(central, kiosk)
+
+    states = [bytes(r["state"]) for r in central.store.events(kiosk.name, kiosk.epoch)]
+    assert not any(b"grandma" in s for s in states), "words stay on the kiosk by default"
+    assert any(REMOVED.encode() in s for s in states)
+    with sqlite3.connect(kiosk.store) as conn:
+        assert conn.execute("SELECT count(*) FROM stored_events WHERE CAST(state AS TEXT) "
+                            "LIKE '%grandma%'").fetchone()[0] > 0, "the kiosk keeps them"
+
+    (row,) = central.store.overview()
+    assert (row["kiosk"], row["state"], row["events"], row["turns"]) == (
+        "room-1", "ok", len(kiosk.ids()), 8)
+    assert kiosk.uplink_once().returncode == 0, "nothing pending: nothing changes"
+    assert central.ids(kiosk.name, kiosk.epoch) == kiosk.ids()
+
+
+def test_transcripts_leave_only_when_the_caregiver_enabled_them(
+    central: Central, tmp_path: Path
+) -> None:
+    kiosk = Kiosk(tmp_path / "k1", "room-1")
+    kiosk.join(central)
+    set_ = kiosk.appliance("settings", "set", "fleet_transcripts", "true", "--by", "carol",
+                           "--store", kiosk.store)
+    assert set_.returncode == 0, set_.stderr
+    kiosk.turns(4)
+    assert kiosk.uplink_once().returncode == 0
+    states = [bytes(r["state"]) for r in central.store.events(kiosk.name, kiosk.epoch)]
+    assert any(b"grandma" in s for s in states)
+    _held_exactly(central, kiosk)
+
+
+def test_refusals_and_device_faults_raise_alerts(central: Central, tmp_path: Path) -> None:
+    kiosk = Kiosk(tmp_path / "k1", "room-1")
+    kiosk.join(central)
+    journal = Journal(kiosk.store)
+    session = new_session(journal, SimDesktop(Scene.model_validate(messages())),
+                          build_planner(Settings(llm="off")))
+    for _ in range(3):  # destructive, not allowed: refused
+        assert session.say("click delete conversation").decision == "rejected"
+    journal.device_fault("microphone", "the microphone was unplugged")
+    assert kiosk.uplink_once().returncode == 0
+    (row,) = central.store.overview()
+    assert (row["state"], row["refused"], row["device_faults"]) == ("alert", 3, 1)
+    assert "repeated refusals: 3 commands refused in a row" in row["alerts"]
+    assert "device fault: the microphone was unplugged" in row["alerts"]
+    listed = subprocess.run([*APPLIANCE, "central", "status", "--db", central.db],
+                            capture_output=True, text=True, check=False)
+    assert listed.returncode == 0 and "room-1: alert" in listed.stdout, listed.stderr
+
+
+# -- exactly once under SIGKILL ----------------------------------------------------------------
+
+
+def test_exactly_once_when_the_uplink_and_the_central_are_killed_at_random_points(
+    central: Central, tmp_path: Path
+) -> None:
+    rng = random.Random(int(os.environ.get("FLEET_KILL_SEED", "16")))
+    kiosk = Kiosk(tmp_path / "k1", "room-1")
+    kiosk.join(central)
+    kiosk.turns(60)
+    killed = {"uplink": 0, "central": 0, "central while pushing": 0}
+    for round_ in range(8):
+        before = central.store.position(kiosk.name, kiosk.epoch)
+        uplink = kiosk.start_uplink(batch=5)
+        try:
+            _wait(lambda held=before: central.store.position(kiosk.name, kiosk.epoch) > held)
+            time.sleep(rng.uniform(0, 0.4))
+            victim = ("uplink", "central", "both")[round_ % 3]
+            if victim in ("central", "both"):
+                pushing = central.store.position(kiosk.name, kiosk.epoch) < kiosk.ids()[-1]
+                central.kill()
+                killed["central"] += 1
+                killed["central while pushing"] += pushing
+            if victim in ("uplink", "both"):
+                os.kill(uplink.pid, signal.SIGKILL)
+                killed["uplink"] += 1
+        finally:
+            if uplink.poll() is None:
+                os.kill(uplink.pid, signal.SIGKILL)
+            uplink.wait()
+        if central.proc is None:
+            central.start()
+        kiosk.turns(10)  # the kiosk goes on taking turns between the faults
+    assert killed["uplink"] >= 5 and killed["central"] >= 5
+    assert killed["central while pushing"] >= 1, killed
+    done = kiosk.uplink_once()
+    assert done.returncode == 0, done.stderr
+    _held_exactly(central, kiosk)
+
+
+# -- offline, re-flashed -------------------------------------------------------------------------
+
+
+def test_a_kiosk_works_offline_and_everything_arrives_when_the_central_is_back(
+    central: Central, tmp_path: Path
+) -> None:
+    kiosk = Kiosk(tmp_path / "k1", "room-1")
+    kiosk.join(central)
+    scene = tmp_path / "scene.json"
+    scene.write_text(json.dumps(messages()))
+    central.kill()
+    uplink = kiosk.start_uplink()
+    try:
+        for words in ("tick urgent", "type hello into message", "untick urgent"):
+            said = kiosk.appliance("say", words, "--desktop", f"sim:{scene}", "--store",
+                                   kiosk.store, "--json")
+            assert said.returncode == 0 and json.loads(said.stdout)["decision"] == "executed"
+        status_file = kiosk.folder / "fleet-uplink.json"
+
+        def behind() -> Any:
+            return json.loads(status_file.read_text()) if status_file.exists() else {}
+
+        _wait(lambda: behind().get("lag_events") == len(kiosk.ids()))  # as it retries
+        assert behind()["state"] == "away" and behind()["lag_s"] > 0
+        shown = kiosk.appliance("fleet", "status", "--store", kiosk.store)
+        assert shown.returncode == 0 and shown.stdout.startswith("away:"), shown.stderr
+        central.start()
+        _wait(lambda: central.store.position(kiosk.name, kiosk.epoch) == kiosk.ids()[-1], 120)
+    finally:
+        uplink.kill()
+        uplink.wait()
+    _held_exactly(central, kiosk)
+
+
+def test_a_reflashed_kiosk_is_a_new_epoch_of_the_same_kiosk(
+    central: Central, tmp_path: Path
+) -> None:
+    kiosk = Kiosk(tmp_path / "k1", "room-1")
+    kiosk.join(central)
+    kiosk.turns(3)
+    assert kiosk.uplink_once().returncode == 0
+    old_epoch, old_ids = kiosk.epoch, kiosk.ids()
+    for path in kiosk.folder.iterdir():  # re-flashed: a new journal, a new link
+        path.unlink()
+    kiosk.join(central)
+    kiosk.turns(2)
+    assert kiosk.uplink_once().returncode == 0
+    assert kiosk.epoch != old_epoch and kiosk.ids()[0] == 1
+    assert central.ids("room-1", old_epoch) == old_ids, "the old epoch is kept as it was"
+    _held_exactly(central, kiosk)
+    (row,) = central.store.overview()
+    assert (row["epoch"], row["epochs"]) == (kiosk.epoch, 2)
+
+
+# -- security ----------------------------------------------------------------------------------
+
+
+def _client(kiosk: Kiosk, credential: str | None = None) -> httpx.Client:
+    link = kiosk.link()
+    return httpx.Client(base_url=link.url, verify=pinned_context(link.certificate),
+                        headers={"Authorization": f"Bearer {credential or link.credential}"})
+
+
+def _batch(kiosk: Kiosk) -> dict[str, Any]:
+    """A real batch of this kiosk's first events, as its uplink would send it."""
+    from appliance.fleet.uplink import Uplink
+
+    uplink = Uplink(Journal(kiosk.store), kiosk.link())
+    try:
+        notes = uplink.log.select(0, 5, inclusive_of_start=False)
+        return json.loads(uplink._batch(0, notes).model_dump_json())  # type: ignore[no-any-return]
+    finally:
+        uplink.close()
+
+
+def test_unenrolled_revoked_and_cross_kiosk_writes_are_refused(
+    central: Central, tmp_path: Path
+) -> None:
+    alice, bob = Kiosk(tmp_path / "a", "room-a"), Kiosk(tmp_path / "b", "room-b")
+    alice.join(central)
+    bob.join(central)
+    alice.turns(2)
+    bob.turns(2)
+    batch = _batch(alice)
+    with _client(alice, credential="not-a-credential-anyone-holds") as stranger:
+        assert stranger.post("/v1/batches", json=batch).status_code == 401
+    with _client(bob) as as_bob:
+        named = as_bob.post("/v1/batches", json={**batch, "kiosk": "room-a"})
+        assert named.status_code == 422, "a batch cannot name a kiosk"
+        reply = as_bob.post("/v1/batches", json=batch)  # alice's events, bob's credential
+        assert reply.status_code == 200
+    assert central.ids("room-a", alice.epoch) == [], "nothing was written as alice"
+    assert central.ids("room-b", alice.epoch) == [e["id"] for e in batch["events"]]
+
+    token = central.enroll("room-c")
+    used = alice.appliance("fleet", "join", central.url, token)
+    assert used.returncode == 0
+    again = bob.appliance("fleet", "join", central.url, token)
+    assert again.returncode == 1 and "unknown, used or expired" in again.stderr
+    wrong_pin = token[:-4] + ("0000" if not token.endswith("0000") else "1111")
+    pinned = bob.appliance("fleet", "join", central.url, wrong_pin)
+    assert pinned.returncode == 1 and "not the one the token was made for" in pinned.stderr
+    assert len(pinned.stderr.splitlines()) == 1
+
+    revoked = subprocess.run([*APPLIANCE, "central", "revoke", "room-b", "--db", central.db],
+                             capture_output=True, text=True, check=False)
+    assert revoked.returncode == 0, revoked.stderr
+    refused = bob.uplink_once()
+    assert refused.returncode == 1 and "revoked" in refused.stderr
+    assert len(refused.stderr.splitlines()) == 1
+    row = next(r for r in central.store.overview() if r["kiosk"] == "room-b")
+    assert (row["state"], row["ingest_refusals"]) == ("revoked", 1)
+
+
+def test_a_batch_that_skips_ahead_is_refused_and_a_repeated_one_changes_nothing(
+    central: Central, tmp_path: Path
+) -> None:
+    kiosk = Kiosk(tmp_path / "k1", "room-1")
+    kiosk.join(central)
+    kiosk.turns(2)
+    batch = _batch(kiosk)
+    with _client(kiosk) as client:
+        ahead = {**batch, "after": batch["events"][0]["id"],
+                 "events": batch["events"][1:]}
+        skipped = client.post("/v1/batches", json=ahead)
+        assert skipped.status_code == 409 and skipped.json()["position"] == 0
+        first = client.post("/v1/batches", json=batch)
+        assert first.status_code == 200
+        held = central.store.position(kiosk.name, kiosk.epoch)
+        assert client.post("/v1/batches", json=batch).json()["position"] == held
+    assert central.ids(kiosk.name, kiosk.epoch) == [e["id"] for e in batch["events"]]
+    Batch.model_validate(batch)  # what was sent is what the boundary accepts
