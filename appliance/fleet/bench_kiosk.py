@@ -51,8 +51,7 @@ class SimKiosk:
         return self.where()
 
     def start_uplink(self) -> dict[str, Any]:
-        self.thread = threading.Thread(target=self.uplink.run, args=(self.stop, 0.05),
-                                       daemon=True)
+        self.thread = threading.Thread(target=self.uplink.run, args=(self.stop,), daemon=True)
         self.thread.start()
         return self.where()
 
