@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+from appliance.audit.timeline import timeline
 from appliance.desktop.scene import Scene
 from appliance.desktop.sim import SimDesktop
 from appliance.fleet.central_store import CentralStore
@@ -322,6 +323,34 @@ def test_a_reflashed_kiosk_is_a_new_epoch_of_the_same_kiosk(
     _held_exactly(central, kiosk)
     (row,) = central.store.overview()
     assert (row["epoch"], row["epochs"]) == (kiosk.epoch, 2)
+
+
+def test_a_kiosk_restored_from_a_backup_goes_on_in_a_new_epoch_and_loses_nothing(
+    central: Central, tmp_path: Path
+) -> None:
+    kiosk = Kiosk(tmp_path / "k1", "room-1")
+    kiosk.join(central)
+    kiosk.turns(3)
+    assert kiosk.uplink_once().returncode == 0
+    backup = tmp_path / "backup.sqlite"
+    with sqlite3.connect(kiosk.store) as live, sqlite3.connect(backup) as copy:
+        live.backup(copy)
+    old_epoch = kiosk.epoch
+    kiosk.turns(3)
+    assert kiosk.uplink_once().returncode == 0
+    sent = central.ids("room-1", old_epoch)
+    Path(kiosk.store).unlink()
+    for suffix in ("-wal", "-shm"):
+        Path(kiosk.store + suffix).unlink(missing_ok=True)
+    with sqlite3.connect(backup) as copy, sqlite3.connect(kiosk.store) as restored:
+        copy.backup(restored)
+    kiosk.turns(4)  # numbered again from where the backup ended: ids the central already has
+    assert kiosk.uplink_once().returncode == 0
+    assert central.ids("room-1", old_epoch) == sent, "the old epoch is left as it was"
+    assert kiosk.epoch != old_epoch
+    _held_exactly(central, kiosk)  # the whole restored journal, under its new epoch
+    rows = [r for r in timeline(Journal(kiosk.store)) if r["event"] == "EpochRestarted"]
+    assert len(rows) == 1 and "restored from a backup" in rows[0]["detail"]
 
 
 # -- security ----------------------------------------------------------------------------------

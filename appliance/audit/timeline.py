@@ -96,6 +96,8 @@ def _detail(name: str, e: Any) -> str:
             return f"the language model was given {len(e.context)} characters (see the turn)"
         case "EpochStarted":
             return f"journal epoch {e.epoch[:8]}"
+        case "EpochRestarted":
+            return f"journal epoch {e.epoch[:8]}: {e.reason}"
         case "WebAccess":
             return f"{e.what.replace('_', ' ')} by {e.caregiver} from {e.address}"
     return ""

@@ -40,7 +40,8 @@ def create_central_app(store: CentralStore) -> FastAPI:
 
     @app.get("/v1/position")
     def position(name: Kiosk, epoch: Annotated[str, Query(pattern=r"^[0-9a-f]{32}$")]) -> Position:
-        return Position(kiosk=name, epoch=epoch, position=store.position(name, epoch))
+        held, link = store.held(name, epoch)
+        return Position(kiosk=name, epoch=epoch, position=held, link=link)
 
     @app.post("/v1/batches", response_model=None)
     def batches(name: Kiosk, batch: Batch) -> Position | JSONResponse:

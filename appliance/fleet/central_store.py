@@ -175,6 +175,18 @@ class CentralStore:
     def position(self, kiosk: str, epoch: str) -> int:
         return self.tracking.max_tracking_id(_stream(kiosk, epoch)) or 0
 
+    def held(self, kiosk: str, epoch: str) -> tuple[int, str | None]:
+        """The position and the chain link of the event there: a kiosk whose own link there
+        differs (or which has no event there) was restored from a backup."""
+        position = self.position(kiosk, epoch)
+        if not position:
+            return 0, None
+        with self.datastore.get_connection() as conn, conn.cursor() as c:
+            c.execute("SELECT link FROM fleet_events WHERE kiosk=%s AND epoch=%s "
+                      "AND notification_id=%s", (kiosk, epoch, position))
+            row = c.fetchone()
+        return position, str(row["link"]) if row else None
+
     def ingest(self, kiosk: str, batch: Batch) -> int:
         """Write the batch's new events, the kiosk's projection and the tracking position in
         one transaction; returns the position now held. Events at or behind the position

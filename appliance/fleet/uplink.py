@@ -89,8 +89,26 @@ class Uplink:
     # -- one step ---------------------------------------------------------------------
 
     def fetch_position(self) -> int:
+        """Where the central copy of this epoch ends. A copy that went further than this
+        journal, or differs from it there, means the journal was restored from a backup: it
+        starts a new epoch (journaled), sent from its first event, so nothing it records is
+        taken for what the central server already holds."""
+        held = self._held()
+        if held.position and held.link != self._link_at(held.position):
+            self.status.epoch = self.journal.new_epoch(
+                f"the central copy of epoch {held.epoch[:8]} goes further than this journal "
+                f"(to #{held.position}): restored from a backup?")
+            held = self._held()
+        return held.position
+
+    def _held(self) -> Position:
         reply = self._checked(self.client.get("/v1/position", params={"epoch": self.status.epoch}))
-        return Position.model_validate_json(reply.content).position
+        return Position.model_validate_json(reply.content)
+
+    def _link_at(self, nid: int) -> str | None:
+        rows = self.journal.chained.query(
+            f"SELECT hash FROM {CHAIN_TABLE} WHERE notification_id=?", (nid,))
+        return str(rows[0][0]) if rows else None
 
     def push_once(self) -> int:
         """Send the next batch, if any; returns how many events the server newly holds.

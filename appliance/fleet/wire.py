@@ -59,6 +59,7 @@ class Position(Strict):
     kiosk: str
     epoch: str
     position: int
+    link: str | None = Field(default=None, description="the chain link held at `position`")
 
 
 class JoinRequest(Strict):

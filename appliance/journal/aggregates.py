@@ -92,3 +92,9 @@ class JournalEpoch(Aggregate):
     @event("EpochStarted")
     def __init__(self, epoch: str) -> None:
         self.epoch = epoch
+
+    @event("EpochRestarted")
+    def restart(self, epoch: str, reason: str) -> None:
+        """A new epoch for a journal whose copy elsewhere went further than it (restored from
+        a backup): what it records from now on is never taken for what the copy holds."""
+        self.epoch = epoch

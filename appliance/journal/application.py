@@ -112,6 +112,14 @@ class Journal(Application[UUID]):
             return  # cannot write now (read-only media, a full disk): the next writer will
         self.epoch()
 
+    def new_epoch(self, reason: str) -> str:
+        """Start a new epoch (see `JournalEpoch.restart`); returns it."""
+        aggregate = cast(JournalEpoch, self.repository.get(EPOCH_ID))
+        aggregate.restart(epoch=uuid4().hex, reason=reason)
+        self.record(aggregate)
+        self._epoch = aggregate.epoch
+        return aggregate.epoch
+
     @property
     def chained(self) -> ChainedSQLiteRecorder | ChainedPostgresRecorder:
         recorder = self.recorder
