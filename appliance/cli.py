@@ -546,13 +546,15 @@ def serve(
         help="serve the home network over TLS (a self-signed certificate made on first start)"
     )] = False,
     host: Annotated[str | None, typer.Option(help="with --lan: the address to serve on")] = None,
+    central_db: Annotated[str | None, typer.Option(
+        help="postgresql:// URL of a central server's database: adds the Fleet page")] = None,
 ) -> None:
     """The caregiver web page: http://127.0.0.1:PORT/ on this machine, or https on the LAN."""
     if host is not None and not lan:
         _fail("--host is for --lan; without it the page is served on 127.0.0.1 only", 2)
     from appliance.web.serve import run_server
 
-    run_server(store, port, desktop, lan=lan, host=host)
+    run_server(store, port, desktop, lan=lan, host=host, central_db=central_db)
 
 
 @app.command()

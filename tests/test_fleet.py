@@ -431,3 +431,40 @@ def test_a_batch_that_skips_ahead_is_refused_and_a_repeated_one_changes_nothing(
         assert client.post("/v1/batches", json=batch).json()["position"] == held
     assert central.ids(kiosk.name, kiosk.epoch) == [e["id"] for e in batch["events"]]
     Batch.model_validate(batch)  # what was sent is what the boundary accepts
+
+
+# -- the fleet page ----------------------------------------------------------------------------
+
+
+def test_the_caregiver_page_at_the_central_lists_every_kiosk_read_only(
+    central: Central, tmp_path: Path
+) -> None:
+    from tests.test_web import _login, _pair, _start, _stop
+
+    quiet, busy = Kiosk(tmp_path / "q", "room-quiet"), Kiosk(tmp_path / "b", "room-busy")
+    quiet.join(central)
+    busy.join(central)
+    journal = Journal(busy.store)
+    session = new_session(journal, SimDesktop(Scene.model_validate(messages())),
+                          build_planner(Settings(llm="off")))
+    for _ in range(3):
+        session.say("click delete conversation")
+    assert busy.uplink_once().returncode == 0
+    (tmp_path / "web").mkdir()
+    server = _start(tmp_path / "web", "--central-db", central.db)
+    try:
+        with httpx.Client(follow_redirects=False) as client:
+            _pair(server, client)
+            assert _login(server, client).status_code == 303
+            page = client.get(server.url + "/fleet")
+            assert page.status_code == 200
+            assert '<a href="/fleet">Fleet</a>' in page.text
+            busy_row = page.text.split("<td>room-busy</td>", 1)[1].split("</tr>", 1)[0]
+            assert "Needs a look" in busy_row and "3 commands refused in a row" in busy_row
+            quiet_row = page.text.split("<td>room-quiet</td>", 1)[1].split("</tr>", 1)[0]
+            assert "silent: never seen" in quiet_row and "<td>never</td>" in quiet_row
+            assert client.post(server.url + "/fleet", data={}).status_code == 405
+        with httpx.Client(follow_redirects=False) as stranger:
+            assert stranger.get(server.url + "/fleet").headers["location"] == "/login"
+    finally:
+        _stop(server)

@@ -92,6 +92,7 @@ def _run(url: str, tmp: Path, n: int, progress: Progress, fill_turns: int,
         size = _bytes(store)
         rss = _rss_kb(central.pid)
         cpu_s = _cpu_s(central.pid)
+        pg_cpu_s = _postgres_cpu_s(store)
         _all(procs, "quit", answer=False)
     finally:
         for p in procs:
@@ -113,6 +114,8 @@ def _run(url: str, tmp: Path, n: int, progress: Progress, fill_turns: int,
         "central_rss_kb": rss,
         "central_cpu_s": round(cpu_s, 2),
         "central_cpu_us_per_event": round(cpu_s / max(held, 1) * 1e6, 1),
+        "postgres_cpu_s": round(pg_cpu_s, 2),
+        "postgres_cpu_us_per_event": round(pg_cpu_s / max(held, 1) * 1e6, 1),
         "postgres_bytes": size,
         "postgres_bytes_per_million_events": round(size / max(held, 1) * 1_000_000),
     }
@@ -197,6 +200,21 @@ def _cpu_s(pid: int) -> float:
     counted here)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _postgres_cpu_s(store: CentralStore) -> float:
+    """CPU of the PostgreSQL backends serving this database (the central's pool and this
+    bench's own), read from /proc: zero where they are not visible (another host or user)."""
+    with store.datastore.get_connection() as conn:
+        pids = [int(r["pid"]) for r in conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname=current_database()").fetchall()]
+    total = 0.0
+    for pid in pids:
+        try:
+            total += _cpu_s(pid)
+        except OSError:
+            continue
+    return total
 
 
 def _free_port() -> int:

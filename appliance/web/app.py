@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -58,6 +58,7 @@ class WebState:
     notes: Path | None = None  # where the kiosk picks up what to announce
     folder: Path = Path(".")  # where the journal and web.sqlite live (for disk space)
     verified: Check | None = None  # the last journal check run from the page
+    fleet: Callable[[], list[dict[str, Any]]] | None = None  # the central's kiosks (--central-db)
 
     @property
     def cookie(self) -> str:
@@ -105,6 +106,7 @@ def create_app(state: WebState) -> FastAPI:
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     pages = Jinja2Templates(directory=str(HERE / "templates"))  # autoescapes .html
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+    pages.env.globals["fleet_page"] = state.fleet is not None
 
     @app.middleware("http")
     async def headers(request: Request, call_next: Any) -> Response:
@@ -344,6 +346,15 @@ def create_app(state: WebState) -> FastAPI:
         who = signed_in(request)
         return page(request, "health.html", who=who,
                     checks=checks(state.journal, state.folder, state.verified))
+
+    @app.get("/fleet", response_class=HTMLResponse)
+    async def fleet(request: Request) -> Response:
+        """Every kiosk of the central server, read only (`appliance serve --central-db`)."""
+        who = signed_in(request)
+        if state.fleet is None:
+            return page(request, "message.html", 404, who=who, title="No fleet",
+                        message="This page is not connected to a central server.")
+        return page(request, "fleet.html", who=who, title="Fleet", kiosks=state.fleet())
 
     @app.post("/health/verify")
     async def health_verify(request: Request) -> Response:
