@@ -193,8 +193,11 @@ def test_a_joined_kiosk_pushes_its_journal_words_redacted_and_the_chain_verifies
     (row,) = central.store.overview()
     assert (row["kiosk"], row["state"], row["events"], row["turns"]) == (
         "room-1", "ok", len(kiosk.ids()), 8)
+    time.sleep(1.1)  # last seen is shown to the second
     assert kiosk.uplink_once().returncode == 0, "nothing pending: nothing changes"
     assert central.ids(kiosk.name, kiosk.epoch) == kiosk.ids()
+    (again,) = central.store.overview()
+    assert again["last_seen"] > row["last_seen"], "a request with nothing to send is a heartbeat"
 
 
 def test_transcripts_leave_only_when_the_caregiver_enabled_them(

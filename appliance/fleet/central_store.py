@@ -30,6 +30,7 @@ ENROLL_VALID = timedelta(days=1)
 REFUSALS_ALERT = 3
 """Commands refused in a row on one kiosk before the care team is alerted."""
 SILENT_ALERT = timedelta(minutes=30)
+"""Six missed heartbeats (an idle uplink asks for its position every 5 minutes)."""
 SCHEMA_LOCK = int.from_bytes(hashlib.sha256(b"appliance fleet tables").digest()[:8], signed=True)
 
 SCHEMA = """
@@ -58,6 +59,7 @@ CREATE TABLE IF NOT EXISTS fleet_status (
 CREATE TABLE IF NOT EXISTS fleet_alerts (
     id bigserial PRIMARY KEY, kiosk text NOT NULL, kind text NOT NULL,
     raised_at timestamptz NOT NULL DEFAULT now(), detail text NOT NULL);
+CREATE INDEX IF NOT EXISTS fleet_alerts_raised ON fleet_alerts (raised_at);
 """
 EVENT_COLUMNS = (
     "kiosk, epoch, notification_id, originator_id, originator_version, topic, state, digest, "
@@ -166,6 +168,8 @@ class CentralStore:
             if revoked:  # counted, and committed: the refusal itself is raised below
                 c.execute("UPDATE fleet_status SET ingest_refusals=ingest_refusals+1 "
                           "WHERE kiosk=%s", (name,))
+            else:  # any request is a sign of life, an idle kiosk's heartbeat too
+                c.execute("UPDATE fleet_status SET last_seen=now() WHERE kiosk=%s", (name,))
         if revoked:
             raise Revoked(f"kiosk {name} was revoked")
         return name
@@ -262,9 +266,7 @@ class CentralStore:
         """Every enrolled kiosk with its projection and what needs the care team's eye."""
         with self.datastore.get_connection() as conn, conn.cursor() as c:
             c.execute(
-                "SELECT k.name, k.revoked_at, s.*, "
-                "(SELECT count(DISTINCT epoch) FROM fleet_chain_keys x WHERE x.kiosk=k.name) "
-                "AS epochs_held, now() AS now FROM fleet_kiosks k "
+                "SELECT k.name, k.revoked_at, s.*, now() AS now FROM fleet_kiosks k "
                 "LEFT JOIN fleet_status s ON s.kiosk=k.name ORDER BY k.name"
             )
             rows = c.fetchall()

@@ -30,6 +30,8 @@ POLL_S = 0.2
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 60.0
 STATUS_FILE = "fleet-uplink.json"
+HEARTBEAT_S = 300.0
+"""An idle uplink asks for its position this often, so the central server knows it is alive."""
 
 
 class Refused(FleetError):
@@ -177,6 +179,7 @@ class Uplink:
         """Push until `stop` is set; on any failure, forget the position (the batch may or
         may not have landed: the server says), wait with back-off and jitter, try again."""
         failures = 0
+        contact = self.clock()
         while not stop.is_set():
             try:
                 sent = self.push_once()
@@ -196,7 +199,11 @@ class Uplink:
             failures = 0
             self.status.state, self.status.detail = "ok", ""
             self._write_status()
-            if not sent:
+            if sent:
+                contact = self.clock()
+            elif self.clock() - contact > HEARTBEAT_S:
+                self.position, contact = None, self.clock()  # asked afresh: a heartbeat
+            else:
                 stop.wait(poll_s)
 
     def _write_status(self) -> None:
