@@ -70,6 +70,7 @@ def _run(url: str, tmp: Path, n: int, progress: Progress, fill_turns: int,
                  f"https://127.0.0.1:{port}", token],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env))
         _all(procs, None)
+        cpu0, pg_cpu0 = _cpu_s(central.pid), _postgres_cpu_s(store)  # after start-up and joins
         progress(f"{n} kiosks joined; each takes {fill_turns} turns offline")
         filled = _all(procs, f"fill {fill_turns}")
         backlog = sum(f["last"] for f in filled)
@@ -80,6 +81,7 @@ def _run(url: str, tmp: Path, n: int, progress: Progress, fill_turns: int,
         ingest_s = time.monotonic() - t0
         progress(f"caught up in {ingest_s:.1f} s; {steady_s:.0f} s of turns, one kiosk bursting")
         steady_from = _now(store)
+        cpu1, pg_cpu1 = _cpu_s(central.pid), _postgres_cpu_s(store)
         per_kiosk = min(0.5, STEADY_TURNS_PER_S / n)
         for i, p in enumerate(procs):
             rate = BURST_PER_S if i == 0 else per_kiosk
@@ -91,8 +93,12 @@ def _run(url: str, tmp: Path, n: int, progress: Progress, fill_turns: int,
         held = _held(store)
         size = _bytes(store)
         rss = _rss_kb(central.pid)
-        cpu_s = _cpu_s(central.pid)
-        pg_cpu_s = _postgres_cpu_s(store)
+        cpu2, pg_cpu2 = _cpu_s(central.pid), _postgres_cpu_s(store)
+        cpu_s, pg_cpu_s = cpu2 - cpu0, pg_cpu2 - pg_cpu0
+        steady_cpu = {  # small batches, a turn or two each: the per-request costs show here
+            "central_us_per_event": round((cpu2 - cpu1) / max(lag["n"], 1) * 1e6, 1),
+            "postgres_us_per_event": round((pg_cpu2 - pg_cpu1) / max(lag["n"], 1) * 1e6, 1),
+        }
         _all(procs, "quit", answer=False)
     finally:
         for p in procs:
@@ -108,7 +114,7 @@ def _run(url: str, tmp: Path, n: int, progress: Progress, fill_turns: int,
                      "events_per_s": round(backlog / ingest_s, 1)},
         "steady": {"seconds": steady_s, "turns_per_s_per_kiosk": round(per_kiosk, 3),
                    "burst": {"kiosk": 0, "turns_per_s": BURST_PER_S, "seconds": BURST_S},
-                   "lag_event_to_central_ms": lag},
+                   "lag_event_to_central_ms": lag, "cpu": steady_cpu},
         "events_at_kiosks": total, "events_at_central": held,
         "lost": total - held if held < total else 0,
         "central_rss_kb": rss,
