@@ -25,6 +25,7 @@ import pytest
 from appliance.audit.timeline import timeline
 from appliance.desktop.scene import Scene
 from appliance.desktop.sim import SimDesktop
+from appliance.fleet.central_app import MAX_BODY
 from appliance.fleet.central_store import CentralStore
 from appliance.fleet.link import FleetLink, pinned_context
 from appliance.fleet.verify_copy import verify_copy
@@ -388,6 +389,11 @@ def test_unenrolled_revoked_and_cross_kiosk_writes_are_refused(
     batch = _batch(alice)
     with _client(alice, credential="not-a-credential-anyone-holds") as stranger:
         assert stranger.post("/v1/batches", json=batch).status_code == 401
+    with _client(alice) as client:
+        huge = client.post("/v1/batches", content=b" " * (MAX_BODY + 1))
+        assert huge.status_code == 413, "refused before it is read as a batch"
+        unsized = client.post("/v1/batches", content=iter([b"{}"]))  # chunked: no length
+        assert unsized.status_code == 411
     with _client(bob) as as_bob:
         named = as_bob.post("/v1/batches", json={**batch, "kiosk": "room-a"})
         assert named.status_code == 422, "a batch cannot name a kiosk"

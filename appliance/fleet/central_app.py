@@ -3,17 +3,32 @@
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Query
+from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from appliance.fleet.central_store import CentralStore, OutOfOrder, Revoked, Unauthorized
 from appliance.fleet.wire import Batch, Joined, JoinRequest, Position
 
+MAX_BODY = 64 << 20
+"""Bytes in one request at most: a full batch of the largest events the journal keeps."""
+
 
 def create_central_app(store: CentralStore) -> FastAPI:
     app = FastAPI(title="appliance central", docs_url=None, redoc_url=None, openapi_url=None)
+
+    @app.middleware("http")
+    async def bounded(request: Request, call_next: Any) -> Response:
+        """A body is read whole before it is checked: its size is refused first."""
+        if request.method == "POST":
+            length = request.headers.get("content-length", "")
+            if not length.isdigit():
+                return JSONResponse({"detail": "a body needs its length"}, status_code=411)
+            if int(length) > MAX_BODY:
+                return JSONResponse({"detail": "the batch is too large"}, status_code=413)
+        response: Response = await call_next(request)
+        return response
 
     def kiosk(authorization: Annotated[str, Header()] = "") -> str:
         """The kiosk is whoever holds the credential: never a name the request gives."""
