@@ -235,6 +235,25 @@ def test_refusals_and_device_faults_raise_alerts(central: Central, tmp_path: Pat
     assert listed.returncode == 0 and "room-1: alert" in listed.stdout, listed.stderr
 
 
+def test_a_journal_that_fails_its_check_raises_an_alert(central: Central, tmp_path: Path) -> None:
+    kiosk = Kiosk(tmp_path / "k1", "room-1")
+    kiosk.join(central)
+    kiosk.turns(2)
+    with sqlite3.connect(kiosk.store) as conn:  # someone edits an outcome in the file
+        nid, state = conn.execute("SELECT rowid, state FROM stored_events WHERE topic LIKE "
+                                  "'%TurnEnded' ORDER BY rowid LIMIT 1").fetchone()
+        conn.execute("UPDATE stored_events SET state=? WHERE rowid=?",
+                     (state.replace(b'"executed"', b'"failed"'), nid))
+    assert kiosk.uplink_once().returncode == 0
+    (row,) = central.store.overview()
+    assert row["state"] == "alert"
+    assert f"journal check failed: event #{nid} (Turn.TurnEnded" in " ".join(row["alerts"])
+    key = load_key(create=False)
+    assert key is not None
+    assert [b.notification_id for b in verify_copy(central.store, kiosk.name, kiosk.epoch,
+                                                   key)] == [nid], "the copy shows it too"
+
+
 # -- exactly once under SIGKILL ----------------------------------------------------------------
 
 

@@ -98,6 +98,8 @@ def _detail(name: str, e: Any) -> str:
             return f"journal epoch {e.epoch[:8]}"
         case "EpochRestarted":
             return f"journal epoch {e.epoch[:8]}: {e.reason}"
+        case "JournalChecked":
+            return f"intact, head {e.head}" if e.intact else f"damaged: {e.problem}"
         case "WebAccess":
             return f"{e.what.replace('_', ' ')} by {e.caregiver} from {e.address}"
     return ""

@@ -92,6 +92,7 @@ class Counts:
     last_fault: str = ""
     refused_in_a_row: int = 0
     last_event_at: datetime | None = None
+    journal_problem: str = ""
 
 
 class CentralStore:
@@ -241,6 +242,9 @@ class CentralStore:
         if counts.faults:
             c.execute("INSERT INTO fleet_alerts (kiosk, kind, detail) VALUES (%s, %s, %s)",
                       (kiosk, "device fault", counts.last_fault))
+        if counts.journal_problem:
+            c.execute("INSERT INTO fleet_alerts (kiosk, kind, detail) VALUES (%s, %s, %s)",
+                      (kiosk, "journal check failed", counts.journal_problem))
         before = int(current["refused_in_a_row"])
         if before < REFUSALS_ALERT <= counts.refused_in_a_row:
             c.execute("INSERT INTO fleet_alerts (kiosk, kind, detail) VALUES (%s, %s, %s)",
@@ -323,7 +327,7 @@ def _row(kiosk: str, epoch: str, e: WireEvent) -> tuple[Any, ...]:
 
 def _counts(events: list[WireEvent], times: list[datetime | None], in_a_row: int) -> Counts:
     turns = refused = failed = faults = 0
-    last_fault = ""
+    last_fault = journal_problem = ""
     for e in events:
         name = e.topic.rsplit(".", 1)[-1]
         if name == "TurnEnded":
@@ -339,6 +343,8 @@ def _counts(events: list[WireEvent], times: list[datetime | None], in_a_row: int
         elif name == "DeviceFault":
             faults += 1
             last_fault = str(_state(e).get("message", ""))[:200]
+        elif name == "JournalChecked" and _state(e).get("intact") is False:
+            journal_problem = str(_state(e).get("problem", ""))[:300] or "damaged"
     stamped = [t for t in times if t is not None]
     return Counts(turns, refused, failed, faults, last_fault, in_a_row,
-                  max(stamped) if stamped else None)
+                  max(stamped) if stamped else None, journal_problem)

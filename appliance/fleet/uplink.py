@@ -30,6 +30,8 @@ POLL_S = 0.2
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 60.0
 STATUS_FILE = "fleet-uplink.json"
+CHECK_EVERY_S = 24 * 3600.0
+"""How often the uplink runs the journal's check and records the verdict (which it then sends)."""
 HEARTBEAT_S = 300.0
 """An idle uplink asks for its position this often, so the central server knows it is alive."""
 
@@ -87,6 +89,7 @@ class Uplink:
             headers={"Authorization": f"Bearer {link.credential}"},
         )
         self.position: int | None = None
+        self.checked_at: float | None = None
 
     # -- one step ---------------------------------------------------------------------
 
@@ -115,6 +118,9 @@ class Uplink:
     def push_once(self) -> int:
         """Send the next batch, if any; returns how many events the server newly holds.
         Raises httpx.HTTPError, Refused or OutOfOrder."""
+        if self.checked_at is None or self.clock() - self.checked_at > CHECK_EVERY_S:
+            self.journal.check_and_record()  # a damaged journal is news for the care team
+            self.checked_at = self.clock()
         if self.position is None:
             self.position = self.status.acknowledged = self.fetch_position()
         pending = self.log.select(self.position, self.batch, inclusive_of_start=False)

@@ -56,6 +56,11 @@ class Device(Aggregate):
         """On the caregiver web page: paired, logged in, login failed, logged out. The
         caregiver's name and where from; never a password or a code."""
 
+    @event("JournalChecked")
+    def journal_checked(self, intact: bool, problem: str, head: str) -> None:
+        """The journal's own check (what `audit verify` does), run by the fleet uplink: so the
+        central server hears of a journal that failed it."""
+
     @event("SwitchPressed")
     def switch_pressed(self, switch: int, gesture: str, meaning: str) -> None:
         """`switch` 1 or 2; `gesture` tap/hold/long_hold; `meaning` what the moment made of it."""

@@ -314,6 +314,16 @@ class Journal(Application[UUID]):
             lambda d: d.web_access(what=what, caregiver=caregiver, address=address),
         )
 
+    def check_and_record(self) -> list[Break]:
+        """Verify the journal and record the verdict (device "journal"): the first damage in
+        words, or intact, with the head checked."""
+        breaks = self.verify(None)
+        head = str(self.head()) if not breaks else ""
+        problem = str(breaks[0]) if breaks else ""
+        self._amend(lambda: self.device("journal"),
+                    lambda d: d.journal_checked(intact=not breaks, problem=problem, head=head))
+        return breaks
+
     def spoke(self, turn_id: UUID, text: str, timings: dict[str, float]) -> None:
         """What was said for a turn, once the audio is out (the turn may have moved on since)."""
         self._amend(lambda: self.turn(turn_id), lambda t: t.spoke(text=text, timings=timings))
