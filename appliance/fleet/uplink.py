@@ -167,8 +167,11 @@ class Uplink:
         self.status.lag_events = max(0, last - acknowledged)
         oldest = 0.0
         if pending:
-            event: Any = self.journal.mapper.to_domain_event(pending[0])
-            oldest = max(0.0, self.clock() - event.timestamp.timestamp())
+            try:
+                event: Any = self.journal.mapper.to_domain_event(pending[0])
+                oldest = max(0.0, self.clock() - event.timestamp.timestamp())
+            except Exception:  # a damaged event: its age is unknown, it is still sent
+                oldest = 0.0
         self.status.lag_s = round(oldest, 3)
 
     def _checked(self, reply: httpx.Response) -> httpx.Response:
