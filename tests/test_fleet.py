@@ -5,9 +5,11 @@ chain must verify from the central copy."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import random
+import re
 import signal
 import socket
 import sqlite3
@@ -487,12 +489,19 @@ def test_the_caregiver_page_at_the_central_lists_every_kiosk_read_only(
             page = client.get(server.url + "/fleet")
             assert page.status_code == 200
             assert '<a href="/fleet">Fleet</a>' in page.text
-            busy_row = page.text.split("<td>room-busy</td>", 1)[1].split("</tr>", 1)[0]
+            busy_row = page.text.split(">room-busy</a></td>", 1)[1].split("</tr>", 1)[0]
             assert "Needs a look" in busy_row and "3 commands refused in a row" in busy_row
-            quiet_row = page.text.split("<td>room-quiet</td>", 1)[1].split("</tr>", 1)[0]
+            quiet_row = page.text.split(">room-quiet</a></td>", 1)[1].split("</tr>", 1)[0]
             assert "silent: never seen" in quiet_row and "<td>never</td>" in quiet_row
             assert client.post(server.url + "/fleet", data={}).status_code == 405
+            one = client.get(server.url + "/fleet/room-busy")
+            assert one.status_code == 200
+            said = re.findall(r"said \u201c([^\u201d]*)\u201d", html.unescape(one.text))
+            assert said == ["(words kept on the kiosk)"] * 3, "words stay on the kiosk"
+            assert html.unescape(one.text).count("(rejected)") == 3
+            assert client.get(server.url + "/fleet/room-nobody").status_code == 404
         with httpx.Client(follow_redirects=False) as stranger:
-            assert stranger.get(server.url + "/fleet").headers["location"] == "/login"
+            for path in ("/fleet", "/fleet/room-busy"):
+                assert stranger.get(server.url + path).headers["location"] == "/login"
     finally:
         _stop(server)

@@ -260,6 +260,14 @@ class CentralStore:
                       "ORDER BY notification_id", (kiosk, epoch))
             yield from c
 
+    def recent_events(self, kiosk: str, limit: int) -> list[dict[str, Any]]:
+        """The newest `limit` events of the kiosk's current epoch, oldest first."""
+        with self.datastore.get_connection() as conn, conn.cursor() as c:
+            c.execute("SELECT e.* FROM fleet_events e JOIN fleet_status s ON s.kiosk=e.kiosk "
+                      "AND s.epoch=e.epoch WHERE e.kiosk=%s "
+                      "ORDER BY e.notification_id DESC LIMIT %s", (kiosk, limit))
+            return list(reversed(c.fetchall()))
+
     def chain_keys(self, kiosk: str, epoch: str) -> list[tuple[int, str]]:
         with self.datastore.get_connection() as conn, conn.cursor() as c:
             c.execute("SELECT since, key_id FROM fleet_chain_keys WHERE kiosk=%s AND epoch=%s "

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlencode
 
 from fastapi import FastAPI, Request
@@ -24,10 +24,13 @@ from appliance.session import Session as SessionRunner
 from appliance.session import TurnReport
 from appliance.turn import Turn
 from appliance.web.accounts import AccountError, Accounts, Session
-from appliance.web.day import Filter, day_lines, one_day
+from appliance.web.day import Filter, day_lines, lines_of, one_day
 from appliance.web.export import as_csv, as_jsonl, rows
 from appliance.web.handoff import post_note
 from appliance.web.health import Check, checks, verify
+
+if TYPE_CHECKING:
+    from appliance.fleet.central_store import CentralStore
 from appliance.web.pairing import PairingOffer
 from appliance.web.settings_form import changes, fields
 from appliance.web.turn_view import more
@@ -58,7 +61,7 @@ class WebState:
     notes: Path | None = None  # where the kiosk picks up what to announce
     folder: Path = Path(".")  # where the journal and web.sqlite live (for disk space)
     verified: Check | None = None  # the last journal check run from the page
-    fleet: Callable[[], list[dict[str, Any]]] | None = None  # the central's kiosks (--central-db)
+    fleet: CentralStore | None = None  # the central server's database (--central-db)
 
     @property
     def cookie(self) -> str:
@@ -354,7 +357,22 @@ def create_app(state: WebState) -> FastAPI:
         if state.fleet is None:
             return page(request, "message.html", 404, who=who, title="No fleet",
                         message="This page is not connected to a central server.")
-        return page(request, "fleet.html", who=who, title="Fleet", kiosks=state.fleet())
+        return page(request, "fleet.html", who=who, title="Fleet", kiosks=state.fleet.overview())
+
+    @app.get("/fleet/{kiosk}", response_class=HTMLResponse)
+    async def fleet_kiosk(request: Request, kiosk: str) -> Response:
+        """One kiosk's latest commands as the central copy has them (its words stay there
+        unless its caregiver let them leave)."""
+        from appliance.fleet.central_timeline import recent_rows
+
+        who = signed_in(request)
+        known = {k["kiosk"] for k in state.fleet.overview()} if state.fleet else set()
+        if state.fleet is None or kiosk not in known:
+            return page(request, "message.html", 404, who=who, title="No such kiosk",
+                        message="The central server has no kiosk of that name.")
+        lines = list(reversed(lines_of(recent_rows(state.fleet, kiosk))))[:200]
+        return page(request, "fleet_kiosk.html", who=who, title=kiosk, kiosk=kiosk,
+                    lines=lines)
 
     @app.post("/health/verify")
     async def health_verify(request: Request) -> Response:

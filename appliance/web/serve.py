@@ -31,7 +31,7 @@ def run_server(store: str | None, port: int, desktop: str = "atspi", lan: bool =
     if central_db is not None:
         from appliance.fleet.central_store import CentralStore
 
-        state.fleet = CentralStore(central_db, pool_size=2).overview
+        state.fleet = CentralStore(central_db, pool_size=2)
     address, cert, key = host or LOOPBACK, None, None
     if lan:
         from appliance.web.tls import certificate, lan_address, spoken_fingerprint
