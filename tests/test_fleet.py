@@ -36,6 +36,7 @@ from appliance.journal.application import Journal
 from appliance.journal.key import load_key
 from appliance.journal.retention import REMOVED
 from appliance.settings import Settings
+from appliance.web.health import checks
 from appliance.wiring import build_planner, new_session
 from tests.scenes import messages
 
@@ -337,6 +338,9 @@ def test_a_kiosk_works_offline_and_everything_arrives_when_the_central_is_back(
         assert behind()["state"] == "away" and behind()["lag_s"] > 0
         shown = kiosk.appliance("fleet", "status", "--store", kiosk.store)
         assert shown.returncode == 0 and shown.stdout.startswith("away:"), shown.stderr
+        health = next(c for c in checks(Journal(kiosk.store), kiosk.folder, None)
+                      if c.what == "Central server")
+        assert health.state == "problem" and "not yet at https://127.0.0.1" in health.detail
         central.start()
         _wait(lambda: central.store.position(kiosk.name, kiosk.epoch) == kiosk.ids()[-1], 120)
     finally:

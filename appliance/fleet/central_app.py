@@ -30,13 +30,13 @@ def create_central_app(store: CentralStore) -> FastAPI:
         response: Response = await call_next(request)
         return response
 
-    def kiosk(authorization: Annotated[str, Header()] = "") -> str:
+    def kiosk(request: Request, authorization: Annotated[str, Header()] = "") -> str:
         """The kiosk is whoever holds the credential: never a name the request gives."""
         scheme, _, credential = authorization.partition(" ")
         if scheme != "Bearer" or not credential:
             raise HTTPException(401, "a kiosk credential is needed")
-        try:
-            return store.kiosk_for(credential)
+        try:  # a batch marks its kiosk seen in its own transaction
+            return store.kiosk_for(credential, seen=request.method != "POST")
         except Unauthorized as e:
             raise HTTPException(401, str(e)) from None
         except Revoked as e:

@@ -157,8 +157,9 @@ class CentralStore:
                       "AND revoked_at IS NULL RETURNING name", (kiosk,))
             return c.fetchone() is not None
 
-    def kiosk_for(self, credential: str) -> str:
-        """The kiosk holding `credential`; a revoked one is refused, and counted."""
+    def kiosk_for(self, credential: str, seen: bool = True) -> str:
+        """The kiosk holding `credential`; a revoked one is refused, and counted. `seen`: mark
+        it seen now (a batch does that in its own transaction instead, saving a commit)."""
         with self.datastore.transaction(commit=True) as c:
             c.execute("SELECT name, revoked_at FROM fleet_kiosks WHERE credential_hash=%s",
                       (token_digest(credential),))
@@ -169,7 +170,7 @@ class CentralStore:
             if revoked:  # counted, and committed: the refusal itself is raised below
                 c.execute("UPDATE fleet_status SET ingest_refusals=ingest_refusals+1 "
                           "WHERE kiosk=%s", (name,))
-            else:  # any request is a sign of life, an idle kiosk's heartbeat too
+            elif seen:  # any request is a sign of life, an idle kiosk's heartbeat too
                 c.execute("UPDATE fleet_status SET last_seen=now() WHERE kiosk=%s", (name,))
         if revoked:
             raise Revoked(f"kiosk {name} was revoked")
@@ -205,7 +206,8 @@ class CentralStore:
             if batch.after > held:
                 raise OutOfOrder(held, batch.after)
             new = [e for e in batch.events if e.id > held]
-            if not new:
+            if not new:  # a retry of what is here: only a sign of life
+                c.execute("UPDATE fleet_status SET last_seen=now() WHERE kiosk=%s", (kiosk,))
                 return held
             rows = [_row(kiosk, batch.epoch, e) for e in new]
             with c.copy(f"COPY fleet_events ({EVENT_COLUMNS}) FROM STDIN") as copy:
