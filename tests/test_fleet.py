@@ -274,19 +274,24 @@ def test_a_journal_that_fails_its_check_raises_an_alert(central: Central, tmp_pa
 # -- exactly once under SIGKILL ----------------------------------------------------------------
 
 
-def test_exactly_once_when_the_uplink_and_the_central_are_killed_at_random_points(
+def test_exactly_once_when_the_uplinks_and_the_central_are_killed_at_random_points(
     central: Central, tmp_path: Path
 ) -> None:
     rng = random.Random(int(os.environ.get("FLEET_KILL_SEED", "16")))
-    kiosk = Kiosk(tmp_path / "k1", "room-1")
-    kiosk.join(central)
-    kiosk.turns(60)
+    kiosks = [Kiosk(tmp_path / "k1", "room-1"), Kiosk(tmp_path / "k2", "room-2")]
+    for kiosk in kiosks:
+        kiosk.join(central)
+        kiosk.turns(60)
+
+    def held() -> int:
+        return sum(central.store.position(k.name, k.epoch) for k in kiosks)
+
     killed = {"uplink": 0, "central": 0, "central mid-transaction": 0}
     for round_ in range(8):
-        before = central.store.position(kiosk.name, kiosk.epoch)
-        uplink = kiosk.start_uplink(batch=5)
+        before = held()
+        uplinks = [k.start_uplink(batch=5) for k in kiosks]
         try:
-            _wait(lambda held=before: central.store.position(kiosk.name, kiosk.epoch) > held)
+            _wait(lambda before=before: held() > before)
             time.sleep(rng.uniform(0, 0.25))
             victim = ("uplink", "central", "both")[round_ % 3]
             if victim in ("central", "both"):
@@ -295,21 +300,25 @@ def test_exactly_once_when_the_uplink_and_the_central_are_killed_at_random_point
                 killed["central"] += 1
                 killed["central mid-transaction"] += caught
             if victim in ("uplink", "both"):
-                os.kill(uplink.pid, signal.SIGKILL)
-                killed["uplink"] += 1
+                for uplink in uplinks:
+                    os.kill(uplink.pid, signal.SIGKILL)
+                killed["uplink"] += len(uplinks)
         finally:
-            if uplink.poll() is None:
-                os.kill(uplink.pid, signal.SIGKILL)
-            uplink.wait()
+            for uplink in uplinks:
+                if uplink.poll() is None:
+                    os.kill(uplink.pid, signal.SIGKILL)
+                uplink.wait()
         if central.proc is None:
             central.start()
-        kiosk.turns(25)  # the kiosk goes on taking turns between the faults
-    assert killed["uplink"] >= 5 and killed["central"] >= 5
+        for kiosk in kiosks:
+            kiosk.turns(25)  # the kiosks go on taking turns between the faults
     print("kills:", killed)
+    assert killed["uplink"] >= 10 and killed["central"] >= 5
     assert killed["central mid-transaction"] >= 2, killed
-    done = kiosk.uplink_once()
-    assert done.returncode == 0, done.stderr
-    _held_exactly(central, kiosk)
+    for kiosk in kiosks:
+        done = kiosk.uplink_once()
+        assert done.returncode == 0, done.stderr
+        _held_exactly(central, kiosk)
 
 
 # -- offline, re-flashed -------------------------------------------------------------------------
@@ -524,3 +533,28 @@ def test_the_caregiver_page_at_the_central_lists_every_kiosk_read_only(
                 assert stranger.get(server.url + path).headers["location"] == "/login"
     finally:
         _stop(server)
+
+
+# -- the benchmark and the back-off ------------------------------------------------------------
+
+
+def test_the_fleet_benchmark_runs_end_to_end_and_loses_nothing(pg_url: str) -> None:
+    """Small, and no timing asserted: kiosk processes join, fill, catch up and take turns."""
+    from appliance.fleet.bench import bench_fleet
+
+    lines: list[str] = []
+    report = bench_fleet(pg_url, kiosks=3, progress=lines.append, fill_turns=5, steady_s=3.0)
+    assert report["events_at_kiosks"] == report["events_at_central"] > 3 * 5 * 5
+    assert report["lost"] == 0 and report["steady"]["lag_event_to_central_ms"]["n"] > 0
+    assert report["postgres_bytes_per_million_events"] > 0 and report["central_rss_kb"]["peak"]
+    assert lines[0] == "3 kiosks joined; each takes 5 turns offline"
+
+
+def test_the_back_off_is_jittered_and_capped() -> None:
+    from appliance.fleet.uplink import BACKOFF_CAP_S, backoff_s
+
+    rng = random.Random(7)
+    first = [backoff_s(1, rng) for _ in range(200)]
+    late = [backoff_s(40, rng) for _ in range(200)]
+    assert all(0 <= w <= 1.0 for w in first) and len(set(first)) == 200, "full jitter"
+    assert all(0 <= w <= BACKOFF_CAP_S for w in late) and max(late) > BACKOFF_CAP_S / 2
