@@ -38,6 +38,7 @@ from appliance.journal.retention import REMOVED
 from appliance.settings import Settings
 from appliance.web.health import checks
 from appliance.wiring import build_planner, new_session
+from tests.conftest import fresh_database
 from tests.scenes import messages
 
 pytestmark = pytest.mark.postgres
@@ -97,11 +98,12 @@ class Central:
 class Kiosk:
     """One kiosk: its own SQLite journal and fleet link; `appliance` processes act for it."""
 
-    def __init__(self, folder: Path, name: str) -> None:
+    def __init__(self, folder: Path, name: str, store: str | None = None) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         self.folder, self.name = folder, name
-        self.store = str(folder / "journal.sqlite")
-        self.env = {**os.environ, "APPLIANCE_FLEET_FILE": str(folder / "fleet.json")}
+        self.store = store or str(folder / "journal.sqlite")
+        self.env = {**os.environ, "APPLIANCE_FLEET_FILE": str(folder / "fleet.json"),
+                    "XDG_STATE_HOME": str(folder / "state")}
 
     def appliance(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([*APPLIANCE, *args], capture_output=True, text=True,
@@ -137,8 +139,9 @@ class Kiosk:
         return epoch
 
     def ids(self) -> list[int]:
-        with sqlite3.connect(self.store) as conn:
-            return [r[0] for r in conn.execute("SELECT rowid FROM stored_events ORDER BY rowid")]
+        journal = Journal(self.store, create=False)  # held: its pool closes with it
+        rows = journal.chained.query("SELECT rowid FROM stored_events ORDER BY rowid")
+        return [int(r[0]) for r in rows]
 
     def link(self) -> FleetLink:
         return FleetLink.model_validate_json((self.folder / "fleet.json").read_text())
@@ -376,6 +379,19 @@ def test_a_reflashed_kiosk_is_a_new_epoch_of_the_same_kiosk(
     _held_exactly(central, kiosk)
     (row,) = central.store.overview()
     assert (row["epoch"], row["epochs"]) == (kiosk.epoch, 2)
+
+
+def test_a_kiosk_whose_journal_is_on_postgresql_pushes_it_the_same_way(
+    central: Central, tmp_path: Path, pg_url: str
+) -> None:
+    with fresh_database(pg_url) as journal_url:
+        kiosk = Kiosk(tmp_path / "k1", "room-pg", store=journal_url)
+        kiosk.join(central)
+        kiosk.turns(4)
+        done = kiosk.uplink_once()
+        assert done.returncode == 0, done.stderr
+        _held_exactly(central, kiosk)
+        assert (tmp_path / "k1" / "state" / "appliance" / "fleet-uplink.json").exists()
 
 
 def test_a_kiosk_restored_from_a_backup_goes_on_in_a_new_epoch_and_loses_nothing(

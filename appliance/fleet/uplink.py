@@ -202,12 +202,12 @@ class Uplink:
                           self.status.acknowledged)
                 self.status.state = "refused" if isinstance(e, Refused) else "away"
                 self.status.detail = _first_line(e)
-                self._write_status()
+                self.save_status()
                 stop.wait(backoff_s(failures, self.rng))
                 continue
             failures = 0
             self.status.state, self.status.detail = "ok", ""
-            self._write_status()
+            self.save_status()
             if sent:
                 contact = self.clock()
             elif self.clock() - contact > HEARTBEAT_S:
@@ -215,7 +215,7 @@ class Uplink:
             else:
                 stop.wait(poll_s)
 
-    def _write_status(self) -> None:
+    def save_status(self) -> None:
         self.status.updated = round(self.clock(), 3)
         if self.status_path is None:
             return
