@@ -544,8 +544,16 @@ def test_the_caregiver_page_at_the_central_lists_every_kiosk_read_only(
             assert said == ["(words kept on the kiosk)"] * 3, "words stay on the kiosk"
             assert html.unescape(one.text).count("(rejected)") == 3
             assert client.get(server.url + "/fleet/room-nobody").status_code == 404
+            link = re.search(r'href="(/fleet/room-busy/turn/[0-9a-f]{8})"', one.text)
+            assert link, one.text
+            steps = html.unescape(client.get(server.url + link.group(1)).text)
+            assert "<td>TurnStarted</td>" in steps and "<td>TurnEnded</td>" in steps
+            assert "(words kept on the kiosk)" in steps and "Back to kiosk room-busy" in steps
+            for missing in ("/fleet/room-busy/turn/00000000", "/fleet/room-busy/turn/%25",
+                            "/fleet/room-quiet" + link.group(1)[len("/fleet/room-busy"):]):
+                assert client.get(server.url + missing).status_code == 404, missing
         with httpx.Client(follow_redirects=False) as stranger:
-            for path in ("/fleet", "/fleet/room-busy"):
+            for path in ("/fleet", "/fleet/room-busy", link.group(1)):
                 assert stranger.get(server.url + path).headers["location"] == "/login"
     finally:
         _stop(server)

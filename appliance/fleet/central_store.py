@@ -262,12 +262,14 @@ class CentralStore:
                       "ORDER BY notification_id", (kiosk, epoch))
             yield from c
 
-    def recent_events(self, kiosk: str, limit: int) -> list[dict[str, Any]]:
-        """The newest `limit` events of the kiosk's current epoch, oldest first."""
+    def recent_events(self, kiosk: str, limit: int, turn: str = "") -> list[dict[str, Any]]:
+        """The newest `limit` events of the kiosk's current epoch, oldest first; with `turn`
+        (the start of a turn's id, hex), only that turn's."""
         with self.datastore.get_connection() as conn, conn.cursor() as c:
             c.execute("SELECT e.* FROM fleet_events e JOIN fleet_status s ON s.kiosk=e.kiosk "
                       "AND s.epoch=e.epoch WHERE e.kiosk=%s "
-                      "ORDER BY e.notification_id DESC LIMIT %s", (kiosk, limit))
+                      "AND replace(e.originator_id::text, '-', '') LIKE %s "
+                      "ORDER BY e.notification_id DESC LIMIT %s", (kiosk, f"{turn}%", limit))
             return list(reversed(c.fetchall()))
 
     def chain_keys(self, kiosk: str, epoch: str) -> list[tuple[int, str]]:

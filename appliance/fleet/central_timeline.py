@@ -17,12 +17,15 @@ KEPT = "(words kept on the kiosk)"
 """What stands for the words an uplink took out (retention's marker says "removed")."""
 
 
-def recent_rows(store: CentralStore, kiosk: str, limit: int = 3000) -> list[dict[str, Any]]:
-    """The newest `limit` events of the kiosk's current epoch, oldest first; an event the page
-    cannot read is left out (the kiosk's own check names it)."""
+def recent_rows(store: CentralStore, kiosk: str, limit: int = 3000,
+                turn: str = "") -> list[dict[str, Any]]:
+    """The newest `limit` events of the kiosk's current epoch (of one turn, by the start of its
+    id), oldest first; an event the page cannot read is left out (the kiosk's check names it)."""
+    if turn and not all(ch in "0123456789abcdef" for ch in turn):
+        return []
     mapper = Application[UUID](env={"PERSISTENCE_MODULE": "eventsourcing.popo"}).mapper
     rows = []
-    for r in store.recent_events(kiosk, limit):
+    for r in store.recent_events(kiosk, limit, turn):
         try:
             event: Any = mapper.to_domain_event(StoredEvent(
                 originator_id=r["originator_id"], originator_version=r["originator_version"],

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import parse_qs, quote, urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
@@ -373,6 +373,22 @@ def create_app(state: WebState) -> FastAPI:
         lines = list(reversed(lines_of(recent_rows(state.fleet, kiosk))))[:200]
         return page(request, "fleet_kiosk.html", who=who, title=kiosk, kiosk=kiosk,
                     lines=lines)
+
+    @app.get("/fleet/{kiosk}/turn/{turn_id}", response_class=HTMLResponse)
+    async def fleet_turn(request: Request, kiosk: str, turn_id: str) -> Response:
+        """One turn of one kiosk, every step, as the kiosk's own page shows it."""
+        from appliance.fleet.central_timeline import recent_rows
+
+        who = signed_in(request)
+        wanted = turn_id.replace("-", "").lower()[:32]
+        rows = recent_rows(state.fleet, kiosk, turn=wanted) if state.fleet and wanted else []
+        if not rows or any(r["aggregate"] != "Turn" for r in rows):
+            return page(request, "message.html", 404, who=who, title="No such turn",
+                        message="The central server has no turn with that id for this kiosk.")
+        for row in rows:
+            row["more"] = more(row["event"], row["data"])
+        return page(request, "turn.html", who=who, rows=rows, turn_id=wanted[:8], undo="",
+                    back=f"/fleet/{quote(kiosk)}", back_text=f"Back to kiosk {kiosk}")
 
     @app.post("/health/verify")
     async def health_verify(request: Request) -> Response:
