@@ -264,13 +264,15 @@ class CentralStore:
 
     def recent_events(self, kiosk: str, limit: int, turn: str = "") -> list[dict[str, Any]]:
         """The newest `limit` events of the kiosk's current epoch, oldest first; with `turn`
-        (the start of a turn's id, hex), only that turn's."""
+        (the start of a turn's id, hex), only that turn's among them. Read backwards along the
+        primary key: as cheap with a million events held as with a thousand."""
         with self.datastore.get_connection() as conn, conn.cursor() as c:
-            c.execute("SELECT e.* FROM fleet_events e JOIN fleet_status s ON s.kiosk=e.kiosk "
-                      "AND s.epoch=e.epoch WHERE e.kiosk=%s "
-                      "AND replace(e.originator_id::text, '-', '') LIKE %s "
-                      "ORDER BY e.notification_id DESC LIMIT %s", (kiosk, f"{turn}%", limit))
-            return list(reversed(c.fetchall()))
+            c.execute("SELECT * FROM (SELECT e.* FROM fleet_events e JOIN fleet_status s "
+                      "ON s.kiosk=e.kiosk AND s.epoch=e.epoch WHERE e.kiosk=%s "
+                      "ORDER BY e.notification_id DESC LIMIT %s) newest "
+                      "WHERE replace(originator_id::text, '-', '') LIKE %s "
+                      "ORDER BY notification_id", (kiosk, limit, f"{turn}%"))
+            return list(c.fetchall())
 
     def chain_keys(self, kiosk: str, epoch: str) -> list[tuple[int, str]]:
         with self.datastore.get_connection() as conn, conn.cursor() as c:
