@@ -559,6 +559,28 @@ def test_the_caregiver_page_at_the_central_lists_every_kiosk_read_only(
         _stop(server)
 
 
+def test_fleet_commands_fail_in_one_line(tmp_path: Path) -> None:
+    env = {**os.environ, "APPLIANCE_FLEET_FILE": str(tmp_path / "fleet.json")}
+    for args, said in (
+        (["central", "status", "--db", "postgresql://postgres@127.0.0.1:1/x"],
+         "cannot open the central database: no PostgreSQL server answers at 127.0.0.1:1"),
+        (["central", "enroll", "room 1", "--db", "postgresql://postgres@127.0.0.1:1/x",
+          "--host", "127.0.0.1", "--state", str(tmp_path / "c")], "a kiosk name is letters"),
+        (["central", "revoke", "room-1", "--db", str(tmp_path / "x.sqlite")],
+         "the central database is a postgresql:// URL"),
+        (["fleet", "join", "http://127.0.0.1:1", "a" * 20 + "." + "0" * 32], "must be https"),
+        (["fleet", "join", "https://127.0.0.1:1", "not-a-token"], "not an enrollment token"),
+        (["fleet", "uplink", "--store", str(tmp_path / "j.sqlite")], "has not joined"),
+        (["fleet", "status", "--store", str(tmp_path / "j.sqlite")], "no uplink has run"),
+        (["bench", "fleet", "--kiosks", "2"], "bench fleet needs --store postgresql://"),
+    ):
+        done = subprocess.run([*APPLIANCE, *args], capture_output=True, text=True, env=env,
+                              check=False, timeout=60)
+        assert done.returncode == 1 and said in done.stderr, (args, done.stderr)
+        assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert not (tmp_path / "x.sqlite").exists() and not (tmp_path / "fleet.json").exists()
+
+
 # -- the benchmark and the back-off ------------------------------------------------------------
 
 

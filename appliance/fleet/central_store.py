@@ -24,7 +24,7 @@ from psycopg.rows import DictRow
 
 from appliance.fleet.link import FleetError, token_digest
 from appliance.fleet.wire import Batch, WireEvent
-from appliance.journal.store import store_env
+from appliance.journal.store import postgres_refusal, store_env
 
 ENROLL_VALID = timedelta(days=1)
 REFUSALS_ALERT = 3
@@ -99,7 +99,12 @@ class CentralStore:
     """One per central process: a small pool of connections (close it)."""
 
     def __init__(self, url: str, pool_size: int = 4) -> None:
+        if not url.startswith("postgres"):
+            raise FleetError("the central database is a postgresql:// URL")
         env = store_env(url)
+        refused = postgres_refusal(env)  # said plainly, before a pool would only time out
+        if refused:
+            raise FleetError(f"cannot open the central database: {refused}")
         env.pop("APPLICATION_RECORDER_TOPIC", None)
         env.update(POSTGRES_POOL_SIZE=str(pool_size), POSTGRES_MAX_OVERFLOW="0")
         self.factory = PostgresFactory(Environment("FleetCentral", env))
