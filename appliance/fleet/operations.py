@@ -92,7 +92,7 @@ def uplink(
             except httpx.HTTPError as e:
                 raise FleetError(f"cannot reach the central server at {link.url}: {e}") from None
             running.status.state = "ok"
-            running.save_status()  # for the health page, as the running uplink leaves it
+            running.save_status(force=True)  # for the health page, as a running uplink does
             return {"acknowledged": running.status.acknowledged}
         print(f"appliance fleet: pushing to {link.url} as {link.kiosk}", file=sys.stderr,
               flush=True)

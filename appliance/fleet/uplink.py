@@ -11,6 +11,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ BACKOFF_CAP_S = 60.0
 STATUS_FILE = "fleet-uplink.json"
 CHECK_EVERY_S = 24 * 3600.0
 """How often the uplink runs the journal's check and records the verdict (which it then sends)."""
+STATUS_EVERY_S = 30.0
 HEARTBEAT_S = 300.0
 """An idle uplink asks for its position this often, so the central server knows it is alive."""
 
@@ -90,6 +92,7 @@ class Uplink:
         )
         self.position: int | None = None
         self.checked_at: float | None = None
+        self._saved: dict[str, Any] = {}
 
     # -- one step ---------------------------------------------------------------------
 
@@ -195,12 +198,15 @@ class Uplink:
             except OutOfOrder as e:
                 self.position = e.position  # the server's word is the truth: resume there
                 continue
-            except (httpx.HTTPError, FleetError, OSError) as e:
+            except Exception as e:  # a service: whatever failed is said and tried again
                 failures += 1
                 self.position = None
-                self._lag(self.log.select(self.status.acknowledged, 1, inclusive_of_start=False),
-                          self.status.acknowledged)
-                self.status.state = "refused" if isinstance(e, Refused) else "away"
+                with suppress(Exception):
+                    self._lag(self.log.select(self.status.acknowledged, 1,
+                                              inclusive_of_start=False), self.status.acknowledged)
+                self.status.state = (
+                    "refused" if isinstance(e, Refused)
+                    else "away" if isinstance(e, httpx.HTTPError | OSError) else "problem")
                 self.status.detail = _first_line(e)
                 self.save_status()
                 stop.wait(backoff_s(failures, self.rng))
@@ -215,10 +221,18 @@ class Uplink:
             else:
                 stop.wait(poll_s)
 
-    def save_status(self) -> None:
-        self.status.updated = round(self.clock(), 3)
-        if self.status_path is None:
+    def save_status(self, force: bool = False) -> None:
+        """Written when it changed, else at most every STATUS_EVERY_S: an idle uplink polls
+        five times a second, and an SD card should not be written that often."""
+        now = self.clock()
+        shown = asdict(self.status)
+        shown.pop("updated")
+        if self.status_path is None or (
+            not force and shown == self._saved and now - self.status.updated < STATUS_EVERY_S
+        ):
             return
+        self.status.updated = round(now, 3)
+        self._saved = shown
         write_status(self.status_path, asdict(self.status))
 
     def close(self) -> None:
