@@ -89,7 +89,9 @@ class Central:
             [*APPLIANCE, "central", "enroll", name, "--db", self.db, "--host", "127.0.0.1",
              "--state", str(self.folder)], capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr
-        return done.stdout.strip()
+        token = done.stdout.strip()
+        assert re.fullmatch(r"[0-9a-f]{48}\.[0-9a-f]{32}", token), "never read as an --option"
+        return token
 
     def ids(self, kiosk: str, epoch: str) -> list[int]:
         return [int(r["notification_id"]) for r in self.store.events(kiosk, epoch)]

@@ -123,8 +123,9 @@ class CentralStore:
     # -- enrollment ----------------------------------------------------------------------
 
     def enroll(self, kiosk: str) -> str:
-        """A one-time token for `kiosk`, valid a day; only its digest is kept."""
-        secret = secrets.token_urlsafe(24)
+        """A one-time token for `kiosk`, valid a day; only its digest is kept. Hex: a token
+        that began with "-" would be read as an option on the kiosk's command line."""
+        secret = secrets.token_hex(24)
         with self.datastore.transaction(commit=True) as c:
             c.execute(
                 "INSERT INTO fleet_enrollments VALUES (%s, %s, %s, NULL)",
