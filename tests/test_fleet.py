@@ -422,6 +422,8 @@ def test_a_kiosk_restored_from_a_backup_goes_on_in_a_new_epoch_and_loses_nothing
     _held_exactly(central, kiosk)  # the whole restored journal, under its new epoch
     rows = [r for r in timeline(Journal(kiosk.store)) if r["event"] == "EpochRestarted"]
     assert len(rows) == 1 and "restored from a backup" in rows[0]["detail"]
+    (row,) = central.store.overview()
+    assert (row["epoch"], row["epochs"]) == (kiosk.epoch, 2)
 
 
 # -- security ----------------------------------------------------------------------------------

@@ -223,19 +223,19 @@ class CentralStore:
                 "INSERT INTO fleet_chain_keys VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
                 [(kiosk, batch.epoch, since, key) for since, key in batch.keys],
             )
-            self._project(c, kiosk, batch.epoch, new, [r[-1] for r in rows])
+            self._project(c, kiosk, batch.epoch, new, [r[-1] for r in rows], first=not held)
             self.tracking._insert_tracking(c, Tracking(stream, new[-1].id))
             return new[-1].id
 
     def _project(self, c: Cursor[DictRow], kiosk: str, epoch: str, events: list[WireEvent],
-                 times: list[datetime | None]) -> None:
+                 times: list[datetime | None], first: bool) -> None:
+        """`first`: the epoch's first events (the kiosk's epochs are counted once each)."""
         c.execute("INSERT INTO fleet_status (kiosk) VALUES (%s) ON CONFLICT DO NOTHING", (kiosk,))
-        c.execute("SELECT refused_in_a_row, epoch FROM fleet_status WHERE kiosk=%s FOR UPDATE",
+        c.execute("SELECT refused_in_a_row FROM fleet_status WHERE kiosk=%s FOR UPDATE",
                   (kiosk,))
         current = c.fetchone()
         assert current is not None
         counts = _counts(events, times, int(current["refused_in_a_row"]))
-        new_epoch = current["epoch"] is None or current["epoch"].hex != epoch
         c.execute(
             "UPDATE fleet_status SET last_seen=now(), "
             "last_event_at=coalesce(%s, last_event_at), events=events+%s, turns=turns+%s, "
@@ -245,7 +245,7 @@ class CentralStore:
             "epoch=%s, epochs=epochs+%s WHERE kiosk=%s",
             (counts.last_event_at, len(events), counts.turns, counts.refused, counts.failed,
              counts.refused_in_a_row, counts.faults, counts.last_fault, counts.last_fault,
-             epoch, int(new_epoch), kiosk),
+             epoch, int(first), kiosk),
         )
         if counts.faults:
             c.execute("INSERT INTO fleet_alerts (kiosk, kind, detail) VALUES (%s, %s, %s)",
