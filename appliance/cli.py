@@ -50,6 +50,10 @@ models_app = typer.Typer(help="Speech and language models on this device.")
 app.add_typer(models_app, name="models")
 switch_app = typer.Typer(help="The switch (one or two buttons) and its settings.")
 app.add_typer(switch_app, name="switch")
+central_app = typer.Typer(help="The central server: many kiosks' journals in one PostgreSQL.")
+app.add_typer(central_app, name="central")
+fleet_app = typer.Typer(help="This kiosk's link to a central server (docs/fleet.md).")
+app.add_typer(fleet_app, name="fleet")
 
 USER_ERRORS: tuple[type[Exception], ...] = (
     StoreError,
@@ -566,13 +570,15 @@ def serve(
         help="make the journal if there is none (the device's unit does; by hand, a mistyped "
         "--store is refused instead)"
     )] = False,
+    central_db: Annotated[str | None, typer.Option(
+        help="postgresql:// URL of a central server's database: adds the Fleet page")] = None,
 ) -> None:
     """The caregiver web page: http://127.0.0.1:PORT/ on this machine, or https on the LAN."""
     if host is not None and not lan:
         _fail("--host is for --lan; without it the page is served on 127.0.0.1 only", 2)
     from appliance.web.serve import run_server
 
-    run_server(store, port, desktop, lan=lan, host=host, create=create)
+    run_server(store, port, desktop, lan=lan, host=host, create=create, central_db=central_db)
 
 
 @app.command()
@@ -593,9 +599,10 @@ def demo(
 @app.command()
 def bench(
     what: Annotated[
-        str, typer.Argument(help="core, voice, desktop, planner, switch, web or boot")
+        str, typer.Argument(help="core, voice, desktop, planner, switch, web, fleet or boot")
     ] = "core",
     store: StoreOpt = None,
+    kiosks: Annotated[int, typer.Option(min=1, max=500, help="fleet: simulated kiosks")] = 20,
 ) -> None:
     """On-device benchmark report (JSON)."""
     if what == "core":
@@ -638,6 +645,11 @@ def bench(
         from appliance.web.bench import bench_web
 
         _print_json(bench_web(progress=lambda line: typer.echo(f"bench web: {line}", err=True)))
+    elif what == "fleet":
+        from appliance.fleet.bench import bench_fleet
+
+        _print_json(bench_fleet(store, kiosks=kiosks,
+                                progress=lambda line: typer.echo(f"bench fleet: {line}", err=True)))
     elif what == "boot":
         from appliance.bench.boot import bench_boot
         from appliance.bench.vm import VMError
@@ -648,8 +660,107 @@ def bench(
             raise CliError(str(e)) from None
     else:
         raise CliError(
-            f"unknown benchmark {what!r}; choose core, voice, desktop, planner, switch, web or boot"
+            f"unknown benchmark {what!r}; choose core, voice, desktop, planner, switch, web, "
+            "fleet or boot"
         )
+
+
+DbOpt = Annotated[str, typer.Option(
+    "--db", envvar="APPLIANCE_CENTRAL_DB", help="postgresql:// URL of the central database")]
+CentralHostOpt = Annotated[str | None, typer.Option(
+    "--host", help="the central's address (default: this machine's LAN address)")]
+CentralStateOpt = Annotated[Path | None, typer.Option(
+    "--state", help="the central's folder for its TLS certificate")]
+
+
+def _central_certificate(host: str | None, state: Path | None) -> tuple[str, Any]:
+    from appliance.fleet.operations import central_dir
+    from appliance.web.tls import certificate, lan_address
+
+    address = host or lan_address()
+    return address, certificate(central_dir(state), address)
+
+
+@central_app.command("serve")
+def central_serve(
+    db: DbOpt, host: CentralHostOpt = None, state: CentralStateOpt = None,
+    port: Annotated[int, typer.Option(min=1, max=65535)] = 8500,
+) -> None:
+    """Receive the kiosks' batches over HTTPS and write them to PostgreSQL, exactly once."""
+    from appliance.fleet.central_app import run_central
+
+    address, made = _central_certificate(host, state)
+    typer.echo(f"appliance central: certificate (SHA-256) {made.fingerprint}", err=True)
+    run_central(db, address, port, made.cert, made.key)
+
+
+@central_app.command("enroll")
+def central_enroll(
+    name: Annotated[str, typer.Argument(help="the kiosk's name, e.g. room-12")],
+    db: DbOpt, host: CentralHostOpt = None, state: CentralStateOpt = None,
+) -> None:
+    """Print a one-time token (good once, for a day) for `appliance fleet join`."""
+    from appliance.fleet.operations import enroll
+
+    _address, made = _central_certificate(host, state)
+    token = enroll(db, name, made.fingerprint)
+    typer.echo(f"appliance central: on kiosk {name}: appliance fleet join URL TOKEN", err=True)
+    typer.echo(token)
+
+
+@central_app.command("revoke")
+def central_revoke(name: str, db: DbOpt) -> None:
+    """Refuse a kiosk from now on (enrolling it again lifts this)."""
+    from appliance.fleet.operations import revoke
+
+    revoke(db, name)
+    typer.echo(f"kiosk {name} revoked")
+
+
+@central_app.command("status")
+def central_status(db: DbOpt, as_json: JsonOpt = False) -> None:
+    """Every kiosk: last seen, events, refusals and failures, alerts."""
+    from appliance.fleet.operations import overview, overview_lines
+
+    kiosks = overview(db)
+    typer.echo(json.dumps(kiosks) if as_json else overview_lines(kiosks))
+
+
+@fleet_app.command("join")
+def fleet_join(
+    url: Annotated[str, typer.Argument(help="https://CENTRAL:8500")],
+    token: Annotated[str, typer.Argument(help="what appliance central enroll printed")],
+) -> None:
+    """Enroll this kiosk: pin the central's certificate, keep this kiosk's credential."""
+    from appliance.fleet.join import join
+    from appliance.fleet.link import link_path
+
+    link = join(url, token)
+    typer.echo(f"joined {link.url} as kiosk {link.kiosk}; the link is in {link_path()}")
+
+
+@fleet_app.command("uplink")
+def fleet_uplink(
+    store: StoreOpt = None,
+    once: Annotated[bool, typer.Option("--once", help="send what is pending, then exit")] = False,
+    batch: Annotated[int, typer.Option(min=1, max=1000, help="events a batch at most")] = 500,
+) -> None:
+    """Push this kiosk's journal to the central server, following it as it grows."""
+    from appliance.fleet.operations import uplink
+    from appliance.web.handoff import web_dir
+
+    sent = uplink(store, web_dir(store), once, batch)
+    if sent is not None:
+        _print_json(sent)
+
+
+@fleet_app.command("status")
+def fleet_status(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
+    """How far behind the central copy is (what the health page shows)."""
+    from appliance.fleet.operations import uplink_status
+    from appliance.web.handoff import web_dir
+
+    typer.echo(uplink_status(web_dir(store), as_json))
 
 
 def main() -> None:

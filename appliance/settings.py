@@ -43,6 +43,11 @@ class Settings(BaseModel):
         default=0, ge=0, le=3650,
         description="days what was said and typed is kept in the journal; 0 keeps it",
     )
+    fleet_transcripts: bool = Field(
+        default=False,
+        description="send what was said and typed to the central server too; off: only what "
+        "happened leaves (commands' outcomes, faults), never the words; secrets never",
+    )
     llm: Literal["ollama", "llama-cpp", "off"] = Field(
         default="ollama", description="the planner behind the grammar for free-form requests"
     )

@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from uuid import UUID
 
+import pytest
+
 from appliance.audit.timeline import timeline
 from appliance.desktop.model import Action
 from appliance.desktop.scene import Scene
@@ -111,3 +113,32 @@ def test_a_journal_with_an_answer_as_heard_and_planned_still_reads(tmp_path: Pat
     assert Journal(store).verify() == []
     later = _session(store, Scene.model_validate(messages())).say("what is selected")
     assert later.decision == "answered"
+
+
+def test_a_new_journal_has_an_epoch_kept_across_opens(tmp_path: Path) -> None:
+    store = str(tmp_path / "journal.sqlite")
+    epoch = Journal(store).epoch()
+    assert epoch is not None and len(epoch) == 32
+    executed_turn(Journal(store), "one")
+    assert Journal(store).epoch() == epoch == Journal(store, create=False).epoch()
+    other = Journal(str(tmp_path / "reflashed.sqlite")).epoch()
+    assert other is not None and other != epoch, "a new journal is a new epoch"
+    assert Journal(store).verify() == []
+
+
+def test_a_journal_from_before_epochs_gets_one_on_first_open_as_an_event(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = str(tmp_path / "journal.sqlite")
+    with monkeypatch.context() as older:  # written by a version that knew no epochs
+        older.setattr(Journal, "_ensure_epoch", lambda self: None)
+        turn = executed_turn(Journal(store), "one")
+    assert Journal(store, create=False).epoch() is None, "a reader creates nothing"
+    opened = Journal(store)
+    epoch = opened.epoch()
+    assert epoch is not None
+    rows = [r for r in timeline(Journal(store)) if r["event"] == "EpochStarted"]
+    assert len(rows) == 1 and rows[0]["detail"] == f"journal epoch {epoch[:8]}"
+    assert rows[0]["seq"] > 1, "recorded after the older events, as a new event"
+    assert Journal(store).turn(turn.id).outcome == "executed"
+    assert Journal(store).verify() == []

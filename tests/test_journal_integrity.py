@@ -202,13 +202,15 @@ def test_a_forged_setting_event_with_a_forged_chain_row_is_not_obeyed(tmp_path: 
         ),
     )
     (head,) = raw("SELECT hash FROM {chain} ORDER BY 1 DESC LIMIT 1")[0]
+    (nid,) = raw("SELECT max(rowid) FROM {events}")[0]  # after the journal's epoch and settings
     digest = hashlib.sha256(secrets.token_bytes(8)).hexdigest()
-    raw("INSERT INTO {chain} VALUES (3, ?, ?)", (digest, hashlib.sha256(head.encode()).hexdigest()))
+    raw("INSERT INTO {chain} VALUES (?, ?, ?)",
+        (nid, digest, hashlib.sha256(head.encode()).hexdigest()))
     fresh = Journal(store)
     assert fresh.settings().allow_destructive is False
     assert fresh.settings().wake_phrase == "hey ada"
     assert any("settings" in n and "damaged" in n for n in fresh.take_notices())
-    assert_verdict(verify(store), "event #3", "modified")
+    assert_verdict(verify(store), f"event #{nid}", "modified")
 
 
 # -- 3. truncation, recomputation, flipped digests --------------------------------------

@@ -276,7 +276,8 @@ def test_nothing_without_a_session(server: Server) -> None:
     with httpx.Client(follow_redirects=False) as stranger:
         _pair(server, stranger)
         for path in ("/", "/turn/abc", "/pair", "/week", "/replay", "/health", "/export",
-                     "/report", "/people", "/settings", "/sessions", "/undo/0123456789ab"):
+                     "/report", "/people", "/settings", "/sessions", "/undo/0123456789ab",
+                     "/fleet"):
             r = stranger.get(server.url + path)
             assert r.status_code == 303 and r.headers["location"] in ("/login", "/pair"), path
         assert stranger.get(server.url + "/events").status_code == 401

@@ -94,6 +94,12 @@ def _detail(name: str, e: Any) -> str:
             return f"{e.key}: {e.old} -> {e.new} by {e.by}"
         case "Prompted":
             return f"the language model was given {len(e.context)} characters (see the turn)"
+        case "EpochStarted":
+            return f"journal epoch {e.epoch[:8]}"
+        case "EpochRestarted":
+            return f"journal epoch {e.epoch[:8]}: {e.reason}"
+        case "JournalChecked":
+            return f"intact, head {e.head}" if e.intact else f"damaged: {e.problem}"
         case "WebAccess":
             return f"{e.what.replace('_', ' ')} by {e.caregiver} from {e.address}"
     return ""
@@ -130,27 +136,29 @@ def timeline(
         seen_turn = True
         if since and e.timestamp < since:
             continue
-        cls = type(e).__qualname__
-        aggregate, _, name = cls.rpartition(".")
-        name = EVENT_NAMES.get(name, name)
-        rows.append(
-            {
-                "seq": nid,
-                "time": e.timestamp.isoformat(timespec="milliseconds"),
-                "aggregate": aggregate,
-                "turn": oid[:8] if aggregate == "Turn" else "",
-                "event": name,
-                "detail": _detail(name, e),
-                "data": {
-                    k: v
-                    for k, v in e.__dict__.items()
-                    if k not in ("originator_id", "originator_version", "timestamp")
-                },
-            }
-        )
+        rows.append(row_of(nid, e))
     if wanted is not None and not seen_turn:
         raise NoSuchTurn(f"no turn {turn!r} in the journal")
     return rows
+
+
+def row_of(nid: int, e: Any) -> dict[str, Any]:
+    """One event (an aggregate's own dataclass) as a timeline row."""
+    aggregate, _, name = type(e).__qualname__.rpartition(".")
+    name = EVENT_NAMES.get(name, name)
+    return {
+        "seq": nid,
+        "time": e.timestamp.isoformat(timespec="milliseconds"),
+        "aggregate": aggregate,
+        "turn": e.originator_id.hex[:8] if aggregate == "Turn" else "",
+        "event": name,
+        "detail": _detail(name, e),
+        "data": {
+            k: v
+            for k, v in e.__dict__.items()
+            if k not in ("originator_id", "originator_version", "timestamp")
+        },
+    }
 
 
 def render_table(rows: list[dict[str, Any]]) -> str:

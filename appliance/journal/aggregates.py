@@ -9,6 +9,7 @@ from eventsourcing.domain import Aggregate, event
 
 SETTINGS_ID = uuid5(NAMESPACE_URL, "appliance:settings")
 RETENTION_ID = uuid5(NAMESPACE_URL, "appliance:retention")
+EPOCH_ID = uuid5(NAMESPACE_URL, "appliance:epoch")
 
 
 class DeviceSettings(Aggregate):
@@ -55,6 +56,11 @@ class Device(Aggregate):
         """On the caregiver web page: paired, logged in, login failed, logged out. The
         caregiver's name and where from; never a password or a code."""
 
+    @event("JournalChecked")
+    def journal_checked(self, intact: bool, problem: str, head: str) -> None:
+        """The journal's own check (what `audit verify` does), run by the fleet uplink: so the
+        central server hears of a journal that failed it."""
+
     @event("SwitchPressed")
     def switch_pressed(self, switch: int, gesture: str, meaning: str) -> None:
         """`switch` 1 or 2; `gesture` tap/hold/long_hold; `meaning` what the moment made of it."""
@@ -77,3 +83,23 @@ class Retention(Aggregate):
     @event("TranscriptsRemoved")
     def removed(self, before: str, by: str, digests: dict[str, str]) -> None:
         self.removals += 1
+
+
+class JournalEpoch(Aggregate):
+    """The journal's own random id, made when it is created (or first opened by a version that
+    knows epochs): a re-flashed kiosk numbers its events from 1 again under a new epoch, so the
+    central server never takes them for the old journal's."""
+
+    @staticmethod
+    def create_id() -> UUID:
+        return EPOCH_ID
+
+    @event("EpochStarted")
+    def __init__(self, epoch: str) -> None:
+        self.epoch = epoch
+
+    @event("EpochRestarted")
+    def restart(self, epoch: str, reason: str) -> None:
+        """A new epoch for a journal whose copy elsewhere went further than it (restored from
+        a backup): what it records from now on is never taken for what the copy holds."""
+        self.epoch = epoch

@@ -7,17 +7,19 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar, cast
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Snapshot
 from eventsourcing.persistence import IntegrityError, Notification, StoredEvent
 
 from appliance.journal.aggregates import (
+    EPOCH_ID,
     RETENTION_ID,
     SETTINGS_ID,
     Device,
     DeviceSettings,
+    JournalEpoch,
     Retention,
 )
 from appliance.journal.chain import ChainedPostgresRecorder, ChainedSQLiteRecorder, RawEvent
@@ -70,6 +72,7 @@ class Journal(Application[UUID]):
         self._notices: list[str] = []
         self._settings_cache: tuple[tuple[Any, ...], SettingsLog] | None = None
         self._told: set[str] = set()
+        self._epoch: str | None = None
         self.key = load_key(create)
         try:
             super().__init__(env=env)
@@ -81,6 +84,41 @@ class Journal(Application[UUID]):
             raise
         except Exception as e:  # the store itself is unreachable or unusable
             raise StoreError(store_failure("open", e, env)) from None
+        if create:
+            self._ensure_epoch()
+
+    def epoch(self) -> str | None:
+        """The journal's epoch (32 hex digits); None until a writer has opened it."""
+        if self._epoch is None:
+            try:
+                self._epoch = cast(JournalEpoch, self.repository.get(EPOCH_ID)).epoch
+            except AggregateNotFoundError:
+                return None
+            except Exception as e:  # a damaged epoch event: verify names it; keep serving
+                self.notice(f"The journal's epoch cannot be read ({_first_line(e)}).")
+                return None
+        return self._epoch
+
+    def _ensure_epoch(self) -> None:
+        """A new journal, or one from before epochs, gets its epoch on the first writer's open;
+        two openers racing agree on whichever stored it first."""
+        if self.epoch() is not None:
+            return
+        try:
+            self.record(JournalEpoch(epoch=uuid4().hex))
+        except JournalConflict:
+            pass  # another process made it a moment ago: read theirs below
+        except StoreError:
+            return  # cannot write now (read-only media, a full disk): the next writer will
+        self.epoch()
+
+    def new_epoch(self, reason: str) -> str:
+        """Start a new epoch (see `JournalEpoch.restart`); returns it."""
+        aggregate = cast(JournalEpoch, self.repository.get(EPOCH_ID))
+        aggregate.restart(epoch=uuid4().hex, reason=reason)
+        self.record(aggregate)
+        self._epoch = aggregate.epoch
+        return aggregate.epoch
 
     @property
     def chained(self) -> ChainedSQLiteRecorder | ChainedPostgresRecorder:
@@ -275,6 +313,16 @@ class Journal(Application[UUID]):
             lambda: self.device("web"),
             lambda d: d.web_access(what=what, caregiver=caregiver, address=address),
         )
+
+    def check_and_record(self) -> list[Break]:
+        """Verify the journal and record the verdict (device "journal"): the first damage in
+        words, or intact, with the head checked."""
+        breaks = self.verify(None)
+        head = str(self.head()) if not breaks else ""
+        problem = str(breaks[0]) if breaks else ""
+        self._amend(lambda: self.device("journal"),
+                    lambda d: d.journal_checked(intact=not breaks, problem=problem, head=head))
+        return breaks
 
     def spoke(self, turn_id: UUID, text: str, timings: dict[str, float]) -> None:
         """What was said for a turn, once the audio is out (the turn may have moved on since)."""

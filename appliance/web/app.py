@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-from urllib.parse import parse_qs, urlencode
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, quote, urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
@@ -24,10 +24,13 @@ from appliance.session import Session as SessionRunner
 from appliance.session import TurnReport
 from appliance.turn import Turn
 from appliance.web.accounts import AccountError, Accounts, Session
-from appliance.web.day import Filter, day_lines, one_day
+from appliance.web.day import Filter, day_lines, lines_of, one_day
 from appliance.web.export import as_csv, as_jsonl, rows
 from appliance.web.handoff import post_note
 from appliance.web.health import Check, checks, verify
+
+if TYPE_CHECKING:
+    from appliance.fleet.central_store import CentralStore
 from appliance.web.pairing import PairingOffer
 from appliance.web.settings_form import changes, fields
 from appliance.web.turn_view import more
@@ -58,6 +61,7 @@ class WebState:
     notes: Path | None = None  # where the kiosk picks up what to announce
     folder: Path = Path(".")  # where the journal and web.sqlite live (for disk space)
     verified: Check | None = None  # the last journal check run from the page
+    fleet: CentralStore | None = None  # the central server's database (--central-db)
 
     @property
     def cookie(self) -> str:
@@ -105,6 +109,7 @@ def create_app(state: WebState) -> FastAPI:
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     pages = Jinja2Templates(directory=str(HERE / "templates"))  # autoescapes .html
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+    pages.env.globals["fleet_page"] = state.fleet is not None
 
     @app.middleware("http")
     async def headers(request: Request, call_next: Any) -> Response:
@@ -344,6 +349,46 @@ def create_app(state: WebState) -> FastAPI:
         who = signed_in(request)
         return page(request, "health.html", who=who,
                     checks=checks(state.journal, state.folder, state.verified))
+
+    @app.get("/fleet", response_class=HTMLResponse)
+    async def fleet(request: Request) -> Response:
+        """Every kiosk of the central server, read only (`appliance serve --central-db`)."""
+        who = signed_in(request)
+        if state.fleet is None:
+            return page(request, "message.html", 404, who=who, title="No fleet",
+                        message="This page is not connected to a central server.")
+        return page(request, "fleet.html", who=who, title="Fleet", kiosks=state.fleet.overview())
+
+    @app.get("/fleet/{kiosk}", response_class=HTMLResponse)
+    async def fleet_kiosk(request: Request, kiosk: str) -> Response:
+        """One kiosk's latest commands as the central copy has them (its words stay there
+        unless its caregiver let them leave)."""
+        from appliance.fleet.central_timeline import recent_rows
+
+        who = signed_in(request)
+        known = {k["kiosk"] for k in state.fleet.overview()} if state.fleet else set()
+        if state.fleet is None or kiosk not in known:
+            return page(request, "message.html", 404, who=who, title="No such kiosk",
+                        message="The central server has no kiosk of that name.")
+        lines = list(reversed(lines_of(recent_rows(state.fleet, kiosk))))[:200]
+        return page(request, "fleet_kiosk.html", who=who, title=kiosk, kiosk=kiosk,
+                    lines=lines)
+
+    @app.get("/fleet/{kiosk}/turn/{turn_id}", response_class=HTMLResponse)
+    async def fleet_turn(request: Request, kiosk: str, turn_id: str) -> Response:
+        """One turn of one kiosk, every step, as the kiosk's own page shows it."""
+        from appliance.fleet.central_timeline import recent_rows
+
+        who = signed_in(request)
+        wanted = turn_id.replace("-", "").lower()[:32]
+        rows = recent_rows(state.fleet, kiosk, turn=wanted) if state.fleet and wanted else []
+        if not rows or any(r["aggregate"] != "Turn" for r in rows):
+            return page(request, "message.html", 404, who=who, title="No such turn",
+                        message="The central server has no turn with that id for this kiosk.")
+        for row in rows:
+            row["more"] = more(row["event"], row["data"])
+        return page(request, "turn.html", who=who, rows=rows, turn_id=wanted[:8], undo="",
+                    back=f"/fleet/{quote(kiosk)}", back_text=f"Back to kiosk {kiosk}")
 
     @app.post("/health/verify")
     async def health_verify(request: Request) -> Response:

@@ -24,7 +24,7 @@ def checks(journal: Journal, folder: Path, verified: Check | None) -> list[Check
     out += [journal_health.recorded_faults(journal, "microphone", "Microphone"),
             journal_health.recorded_faults(journal, "switch", "Switch")]
     out += [installed(), language_model(journal.settings(), journal.chosen_settings()),
-            journal_health.disk(folder)]
+            journal_health.disk(folder), _fleet(folder)]
     return out
 
 
@@ -38,3 +38,17 @@ def _version() -> str:
         return f"appliance {metadata.version('appliance')}"
     except metadata.PackageNotFoundError:
         return "appliance (not installed as a package)"
+
+
+def _fleet(folder: Path) -> Check:
+    """The uplink's last word: how far the central copy is behind, or why it is not moving."""
+    from appliance.fleet.uplink import read_status
+
+    status = read_status(folder)
+    if status is None:
+        return Check("Central server", "unknown", "not joined, or the uplink never ran")
+    behind = (f"{status['lag_events']} events ({status['lag_s']:.0f} s) not yet at "
+              f"{status['central']}")
+    if status["state"] == "ok":
+        return Check("Central server", "ok", f"sending as {status['kiosk']}; {behind}")
+    return Check("Central server", "problem", f"{status['state']}: {status['detail']}; {behind}")

@@ -18,17 +18,25 @@ LOOPBACK = "127.0.0.1"
 
 
 def run_server(store: str | None, port: int, desktop: str = "atspi", lan: bool = False,
-               host: str | None = None, create: bool = False) -> None:
-    """On loopback over HTTP; with `lan`, on the home network's address over TLS only."""
+               host: str | None = None, create: bool = False,
+               central_db: str | None = None) -> None:
+    """On loopback over HTTP; with `lan`, on the home network's address over TLS only. With
+    `central_db`, a Fleet page lists the central server's kiosks (read only)."""
     import uvicorn
 
-    open_journal(store, create=create)  # no journal yet: said in one line, none made
+    if central_db is None and not create:
+        open_journal(store, create=False)  # no journal yet: said in one line, none made
+    # At the central server, and on a device (--create), the page's own journal is made if missing.
     journal = open_journal(store)  # writable: the web's own events go into it
     journal.apply_retention(by="retention")  # transcripts older than the caregiver chose
     folder = web_dir(store)
     state = WebState(journal=journal, accounts=Accounts(folder / "web.sqlite"),
                      pairing=PairingOffer(pairing_path(store)), secure=lan,
                      desktop=desktop, notes=notes_path(store), folder=folder)
+    if central_db is not None:
+        from appliance.fleet.central_store import CentralStore
+
+        state.fleet = CentralStore(central_db, pool_size=2)
     address, cert, key = host or LOOPBACK, None, None
     if lan:
         from appliance.web.tls import certificate, lan_address, spoken_fingerprint

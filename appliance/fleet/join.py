@@ -1,0 +1,41 @@
+"""`appliance fleet join URL TOKEN`: pin the central server's certificate named in the token,
+exchange the one-time token for this kiosk's own credential, and keep both."""
+
+from __future__ import annotations
+
+import httpx
+
+from appliance.fleet.link import (
+    FleetError,
+    FleetLink,
+    fingerprint,
+    pinned_context,
+    save_link,
+    server_certificate,
+    split_token,
+)
+from appliance.fleet.wire import Joined, JoinRequest
+
+
+def join(url: str, token: str) -> FleetLink:
+    secret, pin = split_token(token)
+    url = url.rstrip("/")
+    pem = server_certificate(url)
+    if not fingerprint(pem).startswith(pin):
+        raise FleetError(
+            f"the server at {url} is not the one the token was made for (its certificate "
+            f"begins {fingerprint(pem)[:8]}, the token names {pin[:8]}); nothing was stored"
+        )
+    with httpx.Client(base_url=url, verify=pinned_context(pem), timeout=30.0) as client:
+        try:
+            reply = client.post("/v1/join", content=JoinRequest(token=secret).model_dump_json(),
+                                headers={"Content-Type": "application/json"})
+        except httpx.HTTPError as e:
+            raise FleetError(f"cannot reach the central server at {url}: {e}") from None
+    if reply.status_code != 200:
+        detail = reply.json().get("detail", reply.status_code) if reply.content else ""
+        raise FleetError(f"the central server refused to enroll this kiosk: {detail}")
+    joined = Joined.model_validate_json(reply.content)
+    link = FleetLink(url=url, kiosk=joined.kiosk, credential=joined.credential, certificate=pem)
+    save_link(link)
+    return link
