@@ -80,7 +80,9 @@ def test_units_meet_their_security_threshold(vm: DeviceVM) -> None:
 
 
 def test_units_come_up_and_say_ready(vm: DeviceVM) -> None:
-    system = vm.sh("systemctl is-active appliance-kiosk.service appliance-web.service")
+    # The web page answers in its own time (a minute under software emulation): READY is awaited.
+    system = vm.wait_for("systemctl is-active appliance-kiosk.service appliance-web.service",
+                         timeout=600, every=2)
     assert system.out.split() == ["active", "active"], system.out
     status = vm.sh("systemctl --user show -p StatusText --value appliance.service", user=True)
     assert status.out.strip() == "listening"

@@ -75,14 +75,15 @@ def test_an_intact_journal_is_ok_and_a_tampered_row_is_a_problem(store: str) -> 
     assert intact.stderr == ""
 
     raw = Raw(store)
-    (state,) = raw("SELECT state FROM {events} WHERE {id} = 5")[0]
-    raw("UPDATE {events} SET state = ? WHERE {id} = 5",
-        (bytes(state).replace(b"text 0", b"text X"),))
+    # The first event that holds the words "text 0", wherever earlier events put it.
+    rows = raw("SELECT {id}, state FROM {events} ORDER BY {id}")
+    row, state = next((r, bytes(st)) for r, st in rows if b"text 0" in bytes(st))
+    raw("UPDATE {events} SET state = ? WHERE {id} = ?", (state.replace(b"text 0", b"text X"), row))
     tampered = doctor("--store", store, "--only", "journal", "--json")
     assert_one_line_problem(tampered, "Journal")
     found = answers(tampered)["journal"]
     assert found["state"] == "problem"
-    assert found["detail"].startswith("damaged: event #5 (")
+    assert found["detail"].startswith(f"damaged: event #{row} (")
     assert "appliance audit verify" in found["detail"]  # what to do
 
 
