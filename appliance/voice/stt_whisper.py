@@ -91,16 +91,17 @@ def trim_silence(
 def bias_prompt(vocabulary: list[str], wake_phrase: str = "", limit: int = 400) -> str | None:
     """Whisper follows a prompt written like the speech it expects far better than a bare word
     list ("Hey Juniper, undo that" instead of "hey do you wanna do that"), so the screen's names
-    and the grammar's words follow two sentences in the form of a command."""
+    and the grammar's words follow a few commands as they are said."""
     names = list(dict.fromkeys(v.strip() for v in vocabulary if v.strip()))
     if not names and not wake_phrase:
         return None
     wake = wake_phrase.strip().title()
     # The typing example is there because without it tiny.en (on AVX2) heard "type hello grandma
-    # in the message box" as "... and the Message box": dictation with no field, so the words went
-    # to whatever had the focus. With it, both test voices hear "in the" at every margin tried.
+    # in the message box" as "... and the Message box". It goes last: before "Yes. No." it made
+    # espeak-ng's "click send" into "click and" (8 test lines x 2 voices x 2 vocabularies: 60 of
+    # 64 heard exactly, against 57 without it and 59 with it earlier).
     lead = (
-        f"{wake}, undo that. {wake}, click OK. {wake}, type hi in the box. Yes. No. "
+        f"{wake}, undo that. {wake}, click OK. Yes. No. {wake}, type hi in the box. "
         if wake else ""
     )
     return (lead + ", ".join(names))[:limit]
