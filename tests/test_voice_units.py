@@ -15,7 +15,7 @@ from appliance.voice import models
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm, load_wav, write_wav
 from appliance.voice.errors import VoiceError
 from appliance.voice.sources import MicSource, ResilientSource, WavSource
-from appliance.voice.stt_whisper import bias_prompt
+from appliance.voice.stt_whisper import SILENCE_MARGIN_S, bias_prompt, trim_silence
 from appliance.voice.wake import WakeGate
 
 
@@ -173,6 +173,26 @@ def test_whisper_bias_prompt_is_written_as_commands() -> None:
     assert prompt.startswith("Hey Juniper, undo that. Hey Juniper, click OK.")
     assert prompt.endswith("Send, Message")
     assert bias_prompt([], "") is None
+
+
+def test_whisper_gets_the_loud_part_and_a_margin_not_the_silence() -> None:
+    rate = PIPELINE_RATE
+
+    def tone(seconds: float, level: float) -> np.ndarray:
+        t = np.arange(int(seconds * rate)) / rate
+        return (level * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
+
+    hum = tone(1.0, 0.3 * 10 ** (-45 / 20))  # 45 dB under the speech: room noise, cut
+    onset = tone(0.1, 0.3 * 10 ** (-25 / 20))  # a soft "h" 25 dB under: kept
+    speech = tone(0.5, 0.3)
+    audio = np.concatenate([hum, onset, speech, np.zeros(rate, np.float32)])
+    trimmed = trim_silence(audio)
+    start = len(hum) - int(SILENCE_MARGIN_S * rate)
+    assert np.array_equal(trimmed[: len(onset)], audio[start : start + len(onset)])
+    kept = len(onset) + len(speech) + 2 * int(SILENCE_MARGIN_S * rate)
+    assert abs(len(trimmed) - kept) <= int(0.02 * rate), len(trimmed) / rate
+    silence = np.zeros(rate, np.float32)
+    assert np.array_equal(trim_silence(silence), silence)  # nothing loud: nothing to cut by
 
 
 # -- microphone faults ----------------------------------------------------------------------
