@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -213,11 +214,14 @@ class DeviceVM:
     # -- the appliance inside ----------------------------------------------------------------
 
     def say(self, words: str, name: str) -> float:
-        """Say `words` into the guest's microphone (espeak-ng here, aplay into ALSA's loopback
-        there); returns the guest's monotonic clock when the audio ended."""
+        """Say `words` into the guest's microphone (Piper's voice here, aplay into ALSA's
+        loopback there); returns the guest's monotonic clock when the audio ended."""
+        from appliance.voice.audio_file import PIPELINE_RATE, Pcm, write_wav
+        from appliance.voice.commands import speech_pcm
+
         wav = self.work / f"{name}.wav"
-        subprocess.run(["espeak-ng", "-v", "en-us", "-s", "150", "-w", str(wav), words],
-                       check=True, capture_output=True)
+        gap = bytes(PIPELINE_RATE // 5 * 2)  # 0.2 s of silence either side, as a person pauses
+        write_wav(wav, Pcm(gap + speech_pcm(words) + gap, PIPELINE_RATE))
         pushed = self._request({"put": f"/tmp/{name}.wav", "hex": wav.read_bytes().hex()}, 60)
         if not pushed.ok:
             raise VMError(f"could not copy {name}.wav into the guest: {pushed.err.strip()}")
@@ -225,6 +229,19 @@ class DeviceVM:
         if not played.ok:
             raise VMError(f"aplay failed in the guest: {played.err.strip()}")
         return self.monotonic()
+
+    def say_until(self, words: str, name: str, done: Callable[[], bool], tries: int = 3,
+                  wait_s: float = 120) -> bool:
+        """Say it again, as a person would, while it is not done: the first time may fall while
+        the appliance is still saying "Ready." (its microphone is muted while it speaks)."""
+        for attempt in range(tries):
+            self.say(words, f"{name}-{attempt}")
+            deadline = time.monotonic() + wait_s
+            while time.monotonic() < deadline:
+                if done():
+                    return True
+                time.sleep(0.5)
+        return done()
 
     def monotonic(self) -> float:
         """The guest's CLOCK_MONOTONIC, the clock systemd's *TimestampMonotonic use."""
