@@ -34,10 +34,15 @@ REQUESTS = ["send grandma a message saying I'll be late", "make it louder", "the
 # Decoding is greedy from seed 0, so each scene's proposals are fixed, and so is the one verdict
 # the validator owes each: a read of something on the screen is answered, of something absent
 # refused, a scroll of the message list done.
-OUTCOMES = {
-    "messages": ["answer", "reject", "execute"],
-    "radio": ["reject", "answer", "reject"],
-    "settings": ["answer", "answer", "reject"],
+# The decode is fixed per CPU, not across CPUs: llama.cpp's AVX2 and AVX512 kernels round
+# differently. On an AVX2-only machine the settings scene's "make it louder" came out as
+# "set Volume to 40", which the validator refuses, instead of a read, which it answers; both
+# are the validator deciding, and it must never execute that guess, so each entry lists the
+# verdicts allowed.
+OUTCOMES: dict[str, list[set[str]]] = {
+    "messages": [{"answer"}, {"reject"}, {"execute"}],
+    "radio": [{"reject"}, {"answer"}, {"reject"}],
+    "settings": [{"answer"}, {"answer", "reject"}, {"reject"}],
 }
 
 
@@ -69,7 +74,7 @@ def test_output_is_schema_valid_and_goes_through_validation(
         assert plan.model == "smollm2-135m" and plan.intent.words == text
         assert parse_intent(dump_intent(plan.intent)) == plan.intent
         verdict = validate(plan.intent, snapshot, Settings())
-        assert verdict.outcome == outcome, (text, dump_intent(plan.intent), verdict)
+        assert verdict.outcome in outcome, (text, dump_intent(plan.intent), verdict)
 
 
 def test_deadline_cuts_generation_short(smollm2: LlamaCppPlanner) -> None:
