@@ -159,10 +159,11 @@ class ChainedSQLiteRecorder(ChainReads, SQLiteApplicationRecorder):
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
         with self.datastore.get_connection(commit=True) as conn:
-            # WAL + synchronous=NORMAL: a commit survives a killed process (the crash this
-            # journal must survive) without an fsync per turn, which an SD card can't afford.
-            # Only a power cut can lose the last commits; it never corrupts the file.
-            conn.cursor().execute("PRAGMA synchronous=NORMAL")
+            # WAL + synchronous=FULL: a commit is on the disk before it is acknowledged, so a
+            # power cut keeps every turn another process has seen committed (NORMAL lost the
+            # last one in the booted-VM test, tests/test_device_vm.py). Turns come at a
+            # person's pace, so an fsync per commit costs the SD card little.
+            conn.cursor().execute("PRAGMA synchronous=FULL")
             with conn.transaction(commit=True) as c:
                 return self._insert_events(c, stored_events, **kwargs)
 
