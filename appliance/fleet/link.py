@@ -14,6 +14,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from appliance.journal.key import config_file
 from appliance.journal.store import StoreError
 
 PIN_HEX = 32
@@ -35,11 +36,7 @@ class FleetLink(BaseModel):
 
 def link_path() -> Path:
     """$APPLIANCE_FLEET_FILE, else $XDG_CONFIG_HOME/appliance/fleet.json."""
-    configured = os.environ.get("APPLIANCE_FLEET_FILE")
-    if configured:
-        return Path(configured)
-    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(config) / "appliance" / "fleet.json"
+    return config_file("APPLIANCE_FLEET_FILE", "fleet.json")
 
 
 def load_link() -> FleetLink | None:

@@ -18,13 +18,18 @@ from appliance.journal.store import StoreError
 KEY_BYTES = 32
 
 
-def key_path() -> Path:
-    """$APPLIANCE_KEY_FILE, else $XDG_CONFIG_HOME/appliance/journal.key (~/.config/...)."""
-    configured = os.environ.get("APPLIANCE_KEY_FILE")
+def config_file(variable: str, name: str) -> Path:
+    """$`variable`, else $XDG_CONFIG_HOME/appliance/`name` (~/.config/appliance/...)."""
+    configured = os.environ.get(variable)
     if configured:
         return Path(configured)
     config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(config) / "appliance" / "journal.key"
+    return Path(config) / "appliance" / name
+
+
+def key_path() -> Path:
+    """$APPLIANCE_KEY_FILE, else $XDG_CONFIG_HOME/appliance/journal.key (~/.config/...)."""
+    return config_file("APPLIANCE_KEY_FILE", "journal.key")
 
 
 def key_id(key: bytes) -> str:
