@@ -393,6 +393,17 @@ def settings_set(
     typer.echo(f"{key}: {old} -> {new} (by {by})")
 
 
+def _log_to_stderr() -> None:
+    """APPLIANCE_LOG=info (set by the device's unit) sends the voice layer's log lines (engines
+    chosen, what each segment was taken for) to stderr, which is the system journal there."""
+    import logging
+    import os
+
+    level = os.environ.get("APPLIANCE_LOG", "").upper()
+    if level in ("DEBUG", "INFO", "WARNING"):
+        logging.basicConfig(level=level, format="%(name)s: %(message)s")
+
+
 @app.command()
 def run(
     audio: Annotated[
@@ -410,6 +421,7 @@ def run(
     from appliance.session import TurnReport
     from appliance.web.handoff import notes_path, pairing_path
 
+    _log_to_stderr()
     if speak_to is not None:  # found out now, not after the commands have been carried out
         from appliance.voice.output import check_speak_to
 

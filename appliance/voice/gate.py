@@ -105,6 +105,9 @@ class GateProcessor(FrameProcessor):
         decision = self._gate.decide(text, seg.start_s, result.get("wake"), talking)
         heard["decision"] = decision.kind
         heard["via"] = decision.via
+        # Words in the room that were not a command stay out of the log: only their count.
+        log.info("heard %d words in %.0f ms: %s (via %s)", len(text.split()),
+                 timings["stt_ms"], decision.kind, decision.via)
         if decision.kind == "command":
             engine = str(result.get("engine", "whisper"))
             utterance = Utterance(decision.text, engine, result.get("confidence"), timings)
