@@ -15,6 +15,7 @@ import statistics
 import subprocess
 import tempfile
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,7 @@ CACHE = Path(tempfile.gettempdir()) / "closed-set-tune"
 def speech(text: str, voice: str) -> bytes:
     """16 kHz PCM of `text` in a tuning voice, cached on disk."""
     CACHE.mkdir(exist_ok=True)
-    path = CACHE / f"{voice}-{abs(hash(text)) % 10**12}-{len(text)}.pcm"
+    path = CACHE / f"{voice}-{zlib.crc32(text.encode()):08x}.pcm"
     if path.exists():
         return path.read_bytes()
     if voice == "piper":
@@ -138,7 +139,7 @@ def main() -> None:
                 open_ms = (time.monotonic() - t0) * 1000
                 open_rest = gate.split(opened.text)
                 t0 = time.monotonic()
-                heard = recognizer.hear(pcm, sentences)
+                heard = recognizer.hear(pcm, sentences, vocabulary)
                 closed_ms = (time.monotonic() - t0) * 1000
                 closed_rest = gate.split(heard.text)
                 rows.append({

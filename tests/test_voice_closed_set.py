@@ -50,6 +50,14 @@ def names(scene: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(snap.names()), (*snap.applications, *snap.launchable)
 
 
+MISLEADING = ("I hate you", "Number", "Hi Jenny", "Juniper Berry", "Send")
+
+
+def vocabulary(scene: Path) -> list[str]:
+    targets, apps = names(scene)
+    return [*targets, *apps, "click", "type", "yes", "no"]
+
+
 def sentences(scene: str) -> SentenceSet:
     return closed_set(*names(SCENES[scene]))
 
@@ -100,7 +108,8 @@ def test_the_set_is_rebuilt_only_when_the_screens_names_change() -> None:
 def test_a_closed_set_command_is_heard_as_its_sentence(
     recognizer: ClosedWhisperRecognizer, voice: str, scene: str, said: str
 ) -> None:
-    heard = recognizer.hear(segment(f"hey juniper, {said}", voice), sentences(scene))
+    audio = segment(f"hey juniper, {said}", voice)
+    heard = recognizer.hear(audio, sentences(scene), vocabulary(SCENES[scene]))
     assert heard.wake and heard.path == "closed", heard
     assert heard.text == f"hey juniper {said}", heard
 
@@ -115,7 +124,8 @@ def test_a_closed_set_command_is_heard_as_its_sentence(
 def test_out_of_set_speech_falls_back_to_open_whisper(
     recognizer: ClosedWhisperRecognizer, said: str, words: tuple[str, ...]
 ) -> None:
-    heard = recognizer.hear(segment(f"hey juniper, {said}"), sentences("messages"))
+    heard = recognizer.hear(segment(f"hey juniper, {said}"), sentences("messages"),
+                            vocabulary(SCENES["messages"]))
     assert heard.wake and heard.path == "open", heard
     for word in words:
         assert word in heard.text.lower(), heard
@@ -137,7 +147,11 @@ def test_the_wake_decision_is_the_same_on_every_screen(
     recognizer: ClosedWhisperRecognizer, said: str, voice: str, wake: bool
 ) -> None:
     audio = segment(said, voice)
-    heard = {scene: recognizer.hear(audio, sentences(scene)) for scene in SCENES}
+    screens = {scene: (sentences(scene), vocabulary(SCENES[scene])) for scene in SCENES}
+    # The screen: names like what one voice's "hey juniper" was heard as when they were
+    # in Whisper's prompt ("I hate you, number"), so that every command on it was ignored.
+    screens["misleading"] = (closed_set(MISLEADING, ()), [*MISLEADING, "click", "type"])
+    heard = {name: recognizer.hear(audio, s, v) for name, (s, v) in screens.items()}
     assert {h.wake for h in heard.values()} == {wake}, heard
     assert len({h.greedy for h in heard.values()}) == 1, heard  # the wake pass saw no screen
 

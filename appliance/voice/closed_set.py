@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
@@ -43,8 +43,10 @@ OPTIONAL_CHOICES = 1
 SKELETONS_PER_TEMPLATE = 150
 LIST_WORDINGS = 2
 """Wordings kept per value of a fixed list ("up" as "up" or "higher")."""
-LIST_VALUES = {"role": 4, "key": 12}
-"""Wordings kept of the long lists: the commonest role words ("button", ...) and keys."""
+LIST_VALUES = {"key": 12}
+"""Wordings kept of the long lists: the first keys (Return, Escape, Tab, ...)."""
+ROLES_SAID = ("button", "box", "check box", "tab", "field")
+"""The role words people add to a name ("the send button"), of the grammar's many."""
 SCREEN_SLOTS = ("target", "app")
 EXTRA = ("yes", "no")
 """Answers to a question, said in its listening window."""
@@ -56,6 +58,28 @@ class _FreeText(Exception):
 
 def _join(parts: Iterable[str]) -> str:
     return " ".join(" ".join(parts).split())
+
+
+def _commonest_first(parts: list[list[str]]) -> Iterator[tuple[str, ...]]:
+    """The product of `parts` (each listed commonest first), the fewest departures from the
+    commonest wording first: a capped product then keeps "turn the volume up" rather than every
+    "turn volume up a bit more" variant."""
+    sizes = [len(p) for p in parts]
+    if not all(sizes):
+        return
+
+    def picks(total: int, i: int) -> Iterator[tuple[int, ...]]:
+        if i == len(sizes) - 1:
+            if total < sizes[i]:
+                yield (total,)
+            return
+        for k in range(min(total, sizes[i] - 1) + 1):
+            for rest in picks(total - k, i + 1):
+                yield (k, *rest)
+
+    for total in range(sum(sizes) - len(sizes) + 1):
+        for chosen in picks(total, 0):
+            yield tuple(p[k] for p, k in zip(parts, chosen, strict=True))
 
 
 class _Expander:
@@ -91,7 +115,7 @@ class _Expander:
 
     def _sequence(self, items: Sequence[Expression], limit: int) -> list[str]:
         parts = [self.expand(item, limit) for item in items]
-        product = itertools.islice(itertools.product(*parts), limit)
+        product = itertools.islice(_commonest_first(parts), limit)
         return list(dict.fromkeys(_join(p) for p in product))
 
     def _list(self, ref: ListReference, limit: int) -> list[str]:
@@ -101,6 +125,8 @@ class _Expander:
         if not isinstance(slot_list, TextSlotList):
             raise _FreeText(ref.list_name)
         out: list[str] = []
+        if ref.list_name == "role":
+            return list(ROLES_SAID)
         for value in slot_list.values:
             out.extend(self.expand(value.text_in, limit)[:LIST_WORDINGS])
         return out[: LIST_VALUES.get(ref.list_name, len(out))]

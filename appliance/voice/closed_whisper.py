@@ -10,9 +10,12 @@ likely as what it heard freely; otherwise the greedy text goes on as open transc
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import time
+import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +24,7 @@ import numpy.typing as npt
 
 from appliance.voice.closed_set import SentenceSet
 from appliance.voice.stt_whisper import (
+    MAX_COMPRESSION_RATIO,
     MAX_TOKENS,
     MIN_AVG_LOGPROB,
     NO_SPEECH_MAX,
@@ -30,9 +34,9 @@ from appliance.voice.stt_whisper import (
     bias_prompt,
     trim_silence,
 )
-from appliance.voice.wake import WakeGate
+from appliance.voice.wake import WakeGate, words
 
-SHORTLIST = 6
+SHORTLIST = 8
 """Sentences scored per utterance (nearest by spelling to what was heard)."""
 MARGIN = 1.3
 """How far below the free transcript's mean token log-probability a sentence may score."""
@@ -100,6 +104,12 @@ class WhisperScorer:
         return [_mean_log(r.text_token_probs) for r in results]
 
 
+def compression_ratio(text: str) -> float:
+    """faster-whisper's mark of a repetition loop ("hit, hit, hit, ...")."""
+    data = text.encode()
+    return len(data) / max(1, len(zlib.compress(data)))
+
+
 def _mean_log(probs: list[float]) -> float:
     return sum(math.log(max(p, 1e-9)) for p in probs) / max(1, len(probs))
 
@@ -128,27 +138,43 @@ class ClosedWhisperRecognizer:
         # Sentences are scored without the prompt: half the cost, and as far apart.
         self._plain = self.scorer.prompt(None)
 
-    def hear(self, pcm: bytes, sentences: SentenceSet) -> Heard:
+    def hear(
+        self, pcm: bytes, sentences: SentenceSet, vocabulary: Sequence[str] = ()
+    ) -> Heard:
+        """`vocabulary`: the screen's words, for the open path's prompt (never the wake's)."""
         audio = trim_silence(np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0)
         scorer = self.scorer
         encoded, frames = scorer.encode(audio)
         greedy, tokens, logprob, no_speech = scorer.greedy(encoded, self._prompt)
         if not tokens or no_speech > NO_SPEECH_MAX:
             return Heard("", "open", False, greedy, None, None)
-        rest = self.gate.split(greedy)
-        wake = rest is not None
-        command = rest if rest is not None else greedy
+        wake = self.gate.split(greedy) is not None
+        command = self._command(greedy, wake)
         lead = self.wake_phrase + " " if wake else ""
-        said = " ".join(_WORD.findall(command.casefold()))
-        if not said:  # the wake phrase alone
+        if not command:  # the wake phrase alone
             return Heard(lead, "open", wake, greedy, None, None, "", math.exp(logprob))
-        if said in sentences and logprob >= MIN_AVG_LOGPROB:
+        if command in sentences and logprob >= MIN_AVG_LOGPROB:
             # Heard freely as a sentence of the set: nothing to weigh it against.
-            return Heard(lead + said, "closed", wake, greedy, None, None, said, math.exp(logprob))
+            return Heard(lead + command, "closed", wake, greedy, None, None, command,
+                         math.exp(logprob))
+        # With the screen's names in the prompt Whisper spells them better ("click send", not
+        # "click and"), and invents them more: that decode only proposes sentences, which are
+        # scored without it, and is the open transcript, as on the open path.
+        screen, screen_logprob = greedy, logprob
+        if vocabulary:
+            heard, _tokens, heard_logprob, _ = scorer.greedy(
+                encoded, scorer.prompt(bias_prompt(list(vocabulary), self.wake_phrase))
+            )
+            if compression_ratio(heard) <= MAX_COMPRESSION_RATIO:
+                screen, screen_logprob = heard, heard_logprob
+        screen_command = self._command(screen, wake)
+        shortlist = list(dict.fromkeys(itertools.chain.from_iterable(zip(
+            sentences.nearest(command, SHORTLIST), sentences.nearest(screen_command, SHORTLIST),
+            strict=False,
+        ))))[:SHORTLIST]
         wake_text = self.wake_phrase.title() + ", " if wake else ""
-        shortlist = sentences.nearest(command, SHORTLIST) if said else []
         texts = [tokens] + [
-            scorer.tokenizer.encode(" " + written(s, greedy, sentences.cased, wake_text))
+            scorer.tokenizer.encode(" " + written(s, screen, sentences.cased, wake_text))
             for s in shortlist
         ]
         scores = scorer.score(encoded, frames, self._plain, texts)
@@ -160,12 +186,24 @@ class ClosedWhisperRecognizer:
                 return Heard(lead + best, "closed", wake, greedy, score, greedy_score, best,
                              math.exp(score))
         # Open transcription, filtered as the open path filters it (stt_whisper.py).
-        text = lead + " ".join(command.split()) if logprob >= MIN_AVG_LOGPROB else lead
-        return Heard(text, "open", wake, greedy, score, greedy_score, best, math.exp(logprob))
+        text = lead + screen_command if screen_logprob >= MIN_AVG_LOGPROB else lead
+        return Heard(text, "open", wake, greedy, score, greedy_score, best,
+                     math.exp(screen_logprob))
 
-    def transcribe(self, pcm: bytes, sentences: SentenceSet) -> Transcript:
+    def _command(self, text: str, wake: bool) -> str:
+        """The words of `text` after the wake phrase (or after as many words, when the fixed
+        pass heard it and this text did not), lower case."""
+        rest = self.gate.split(text)
+        if rest is None:
+            said = words(text)
+            rest = " ".join(said[len(self.gate.phrase_words):] if wake else said)
+        return " ".join(_WORD.findall(rest.casefold()))
+
+    def transcribe(
+        self, pcm: bytes, sentences: SentenceSet, vocabulary: Sequence[str] = ()
+    ) -> Transcript:
         start = time.monotonic()
-        heard = self.hear(pcm, sentences)
+        heard = self.hear(pcm, sentences, vocabulary)
         return Transcript(
             heard.text.strip(), heard.confidence, (time.monotonic() - start) * 1000,
             len(pcm) / 2 / RATE,

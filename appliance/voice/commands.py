@@ -113,7 +113,7 @@ def run_voice(
 
         assert loaded.whisper is not None
         recognizer = ClosedWhisperRecognizer(loaded.whisper, opts.wake_phrase)
-        stt = ClosedSetSTTService(recognizer, screen_names(sink))
+        stt = ClosedSetSTTService(recognizer, screen_names(sink), vocabulary)
     else:
         from appliance.voice.stt_whisper import WhisperSTTService
 

@@ -36,9 +36,10 @@ class ClosedSetSTTService(WhisperSTTService):
         self,
         recognizer: ClosedWhisperRecognizer,
         names: Callable[[], ScreenNames],
+        vocabulary: Callable[[], list[str]],
         **kwargs: Any,
     ) -> None:
-        super().__init__(recognizer.engine, lambda: [], recognizer.wake_phrase, **kwargs)
+        super().__init__(recognizer.engine, vocabulary, recognizer.wake_phrase, **kwargs)
         self.recognizer = recognizer
         self._names = names
 
@@ -47,4 +48,4 @@ class ClosedSetSTTService(WhisperSTTService):
         return closed_set(tuple(targets), tuple(apps))
 
     def _hear(self, pcm: bytes) -> Transcript:
-        return self.recognizer.transcribe(pcm, self.sentences())
+        return self.recognizer.transcribe(pcm, self.sentences(), self._vocabulary())
