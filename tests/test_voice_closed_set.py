@@ -180,8 +180,10 @@ def test_spoken_commands_act_on_the_scene_closed_first_open_second(
         pcm += speech_pcm(line, "piper") + gap
     stats = run_voice(WavSource(pcm=Pcm(pcm, PIPELINE_RATE)), sink, loaded, None,
                       VoiceOptions(recognizer="closed"))
-    engines_heard = [h["engine"] for h in stats.heard]
-    assert engines_heard == ["closed:whisper", "open:whisper", "closed:whisper"], stats.heard
+    heard = [(h["text"], h["engine"], h["decision"]) for h in stats.heard]
+    assert [h[1:] for h in heard[:2]] == [("closed:whisper", "command"),
+                                         ("open:whisper", "command")], heard
+    assert heard[2][2] == "ignored", heard
     assert reports[0].transcript == "tick urgent"
     assert "hello grandma" in reports[1].transcript.lower()
     assert [r.decision for r in reports] == ["executed", "executed"], reports
