@@ -40,7 +40,7 @@ SHORTLIST = 8
 """Sentences scored per utterance (nearest by spelling to what was heard)."""
 MARGIN = 1.3
 """How far below the free transcript's mean token log-probability a sentence may score."""
-FLOOR = -1.8
+FLOOR = -1.9
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 """A sentence scoring below this is not what was said, however poor the free transcript."""
 
