@@ -55,6 +55,10 @@ def load_engines(
         chosen, reason = "whisper", "Whisper requested"
     elif engine == "vosk" and path is None:
         raise VoiceError(f"No Vosk model installed; run: appliance models install {VOSK_EN}")
+    if chosen == "whisper":
+        # The default recognizer (VoiceOptions.recognizer); run_voice logs the one it uses.
+        reason += ("; the screen's sentences first (closed set), open Whisper second; the wake "
+                   "phrase heard without the screen")
     log.info("speech engine: %s (%s)", chosen, reason)
     _step(progress, f"Speech engine: {chosen} ({reason})")
     whisper = vosk_model = None

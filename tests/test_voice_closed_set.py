@@ -1,0 +1,227 @@
+"""Closed-set recognition (issue 15) with real engines: the grammar's sentences on the live screen
+heard by Whisper tiny.en, open Whisper when none fits, and a wake decision that does not depend on
+what is on screen. Speech from Piper and espeak-ng's plain en-us voice (the tuning voices)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from appliance.desktop.scene import Scene
+from appliance.desktop.sim import SimDesktop
+from appliance.journal.application import Journal
+from appliance.session import TurnReport
+from appliance.settings import Settings
+from appliance.voice.audio_file import PIPELINE_RATE, Pcm, load_wav
+from appliance.voice.closed_set import SentenceSet, closed_set, skeletons
+from appliance.voice.closed_whisper import ClosedWhisperRecognizer
+from appliance.voice.commands import VoiceOptions, engines, run_voice, speech_pcm
+from appliance.voice.engines import Engines
+from appliance.voice.session_sink import SessionSink
+from appliance.voice.sources import WavSource
+from appliance.voice.stt_whisper import TRAILING_SILENCE_S
+from appliance.wiring import build_planner, opened_desktop
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENES = {
+    "messages": ROOT / "appliance/scenes/messages.json",
+    "mail": ROOT / "appliance/bench/scenes/mail.json",
+    "radio": ROOT / "appliance/bench/scenes/radio.json",
+    "settings": ROOT / "appliance/bench/scenes/settings.json",
+}
+
+
+@pytest.fixture(scope="module")
+def loaded() -> Engines:
+    return engines("whisper")
+
+
+@pytest.fixture(scope="module")
+def recognizer(loaded: Engines) -> ClosedWhisperRecognizer:
+    assert loaded.whisper is not None
+    return ClosedWhisperRecognizer(loaded.whisper)
+
+
+def names(scene: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    snap = SimDesktop(Scene.model_validate_json(scene.read_text())).snapshot()
+    return tuple(snap.names()), (*snap.applications, *snap.launchable)
+
+
+MISLEADING = ("I hate you", "Number", "Hi Jenny", "Juniper Berry", "Send")
+
+
+def vocabulary(scene: Path) -> list[str]:
+    targets, apps = names(scene)
+    return [*targets, *apps, "click", "type", "yes", "no"]
+
+
+def sentences(scene: str) -> SentenceSet:
+    return closed_set(*names(SCENES[scene]))
+
+
+def segment(text: str, voice: str = "piper") -> bytes:
+    """One utterance as the VAD hands it over: a little silence either side."""
+    pad = bytes(int(0.3 * PIPELINE_RATE) * 2)
+    return pad + speech_pcm(text, voice) + pad + bytes(int(TRAILING_SILENCE_S * 16000) * 2)
+
+
+# -- the sentence set ------------------------------------------------------------------------
+
+
+def test_the_set_holds_the_screens_commands_and_no_free_text() -> None:
+    messages = sentences("messages")
+    for said in ("tick urgent", "click send", "select grandma", "undo that", "yes",
+                 "what is on the screen", "open calendar"):
+        assert said in messages, said
+    assert "tick large text" not in messages  # a name from another screen
+    assert "tick large text" in sentences("settings")
+    # Dictation and free text are not listed: those go to open transcription.
+    assert not any("{" in s for s in messages.sentences)
+    assert all(not s.startswith("type ") for s in messages.sentences)
+
+
+def test_the_set_is_rebuilt_only_when_the_screens_names_change() -> None:
+    skeletons()  # the templates' part, once per process
+    first = sentences("radio")
+    assert sentences("radio") is first  # same names: the cached set
+    assert sentences("mail") is not first
+    targets, apps = names(SCENES["radio"])
+    changed = closed_set((*targets, "Classic Rock"), apps)
+    assert changed is not first and "select classic rock" in changed
+
+
+# -- recognition -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("voice", "scene", "said"),
+    [
+        ("piper", "messages", "tick urgent"),
+        ("piper", "radio", "select jazz fm"),
+        ("espeak", "settings", "tick large text"),
+        ("espeak", "messages", "click send"),
+    ],
+)
+def test_a_closed_set_command_is_heard_as_its_sentence(
+    recognizer: ClosedWhisperRecognizer, voice: str, scene: str, said: str
+) -> None:
+    audio = segment(f"hey juniper, {said}", voice)
+    heard = recognizer.hear(audio, sentences(scene), vocabulary(SCENES[scene]))
+    assert heard.wake and heard.path == "closed", heard
+    assert heard.text == f"hey juniper {said}", heard
+
+
+@pytest.mark.parametrize(
+    ("said", "words"),
+    [
+        ("type hello grandma in the message box", ("hello", "grandma", "message")),
+        ("what's the weather like tomorrow", ("weather", "tomorrow")),
+    ],
+)
+def test_out_of_set_speech_falls_back_to_open_whisper(
+    recognizer: ClosedWhisperRecognizer, said: str, words: tuple[str, ...]
+) -> None:
+    heard = recognizer.hear(segment(f"hey juniper, {said}"), sentences("messages"),
+                            vocabulary(SCENES["messages"]))
+    assert heard.wake and heard.path == "open", heard
+    for word in words:
+        assert word in heard.text.lower(), heard
+
+
+# -- the wake phrase -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "voice", "wake"),
+    [
+        ("hey juniper, click send", "piper", True),
+        ("hey juniper, select the doctor", "espeak", True),
+        ("click send", "piper", False),
+        ("open the calendar", "espeak", False),
+    ],
+)
+def test_the_wake_decision_is_the_same_on_every_screen(
+    recognizer: ClosedWhisperRecognizer, said: str, voice: str, wake: bool
+) -> None:
+    audio = segment(said, voice)
+    screens = {scene: (sentences(scene), vocabulary(SCENES[scene])) for scene in SCENES}
+    # The issue's screen: names like what one voice's "hey juniper" was heard as when they were
+    # in Whisper's prompt ("I hate you, number"), so that every command on it was ignored.
+    screens["misleading"] = (closed_set(MISLEADING, ()), [*MISLEADING, "click", "type"])
+    heard = {name: recognizer.hear(audio, s, v) for name, (s, v) in screens.items()}
+    assert {h.wake for h in heard.values()} == {wake}, heard
+    assert len({h.greedy for h in heard.values()}) == 1, heard  # the wake pass saw no screen
+
+
+def espeak_in_noise(text: str, rate: int, snr_db: float, seed: int) -> bytes:
+    """espeak-ng en-us at `rate` words a minute, 0.3 s either side, white noise at `snr_db`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        wav = Path(tmp) / "s.wav"
+        subprocess.run(["espeak-ng", "-v", "en-us", "-s", str(rate), "-w", str(wav), text],
+                       check=True, capture_output=True)
+        pcm = load_wav(wav).data
+    pad = np.zeros(int(0.3 * PIPELINE_RATE), dtype=np.float32)
+    x = np.concatenate([pad, np.frombuffer(pcm, "<i2").astype(np.float32), pad])
+    power = float(np.mean(np.square(x[x != 0])))
+    noise = np.random.default_rng(seed).normal(0, np.sqrt(power / 10 ** (snr_db / 10)), len(x))
+    out = np.clip(x + noise, -32768, 32767).astype("<i2").tobytes()
+    return out + bytes(int(TRAILING_SILENCE_S * PIPELINE_RATE) * 2)
+
+
+def test_the_issues_case_screen_names_no_longer_decide_the_wake_phrase(
+    recognizer: ClosedWhisperRecognizer,
+) -> None:
+    """Measured with scripts/closed_set_tune.py (10 dB): with the screen's names in the prompt
+    this audio was "Hey Juniper, what is on the screen?" on the Mail screen only; on Messages
+    "do the perfect weapon on the screen", on Radio nothing, so the command was ignored there.
+    The wake pass now sees no screen: the same decision, and the command, on every screen."""
+    audio = espeak_in_noise("hey juniper, what is on the screen", 190, 10.0, seed=1)
+    heard = {
+        scene: recognizer.hear(audio, sentences(scene), vocabulary(SCENES[scene]))
+        for scene in SCENES
+    }
+    assert all(h.wake for h in heard.values()), heard
+    assert len({h.greedy for h in heard.values()}) == 1, heard
+    assert {h.text for h in heard.values()} == {"hey juniper what is on the screen"}, heard
+
+
+# -- through the pipeline, into a real Session on the sim desktop ----------------------------
+
+
+def _element(scene: Path, name: str) -> Any:
+    snap = SimDesktop.from_file(scene).snapshot()
+    return next(n for n in snap.nodes if n.name == name)
+
+
+def test_spoken_commands_act_on_the_scene_closed_first_open_second(
+    tmp_path: Path, loaded: Engines
+) -> None:
+    scene = tmp_path / "scene.json"
+    shutil.copyfile(SCENES["messages"], scene)
+    journal = Journal(str(tmp_path / "journal.sqlite"))
+    reports: list[TurnReport] = []
+    planner = build_planner(Settings(llm="off"))
+    sink = SessionSink(journal, lambda: opened_desktop(f"sim:{scene}"), planner, reports.append)
+    gap = bytes(int(1.2 * PIPELINE_RATE) * 2)
+    pcm = gap
+    for line in ("Hey juniper, tick urgent.", "Hey juniper, type hello grandma in the message box.",
+                 "Tick urgent."):  # no wake phrase, no window: nothing happens
+        pcm += speech_pcm(line, "piper") + gap
+    stats = run_voice(WavSource(pcm=Pcm(pcm, PIPELINE_RATE)), sink, loaded, None,
+                      VoiceOptions(recognizer="closed"))
+    heard = [(h["text"], h["engine"], h["decision"]) for h in stats.heard]
+    assert [h[1:] for h in heard[:2]] == [("closed:whisper", "command"),
+                                         ("open:whisper", "command")], heard
+    assert heard[2][2] == "ignored", heard
+    assert reports[0].transcript == "tick urgent"
+    assert "hello grandma" in reports[1].transcript.lower()
+    assert [r.decision for r in reports] == ["executed", "executed"], reports
+    assert "checked" in _element(scene, "Urgent").states
+    assert "hello grandma" in _element(scene, "Message").value.lower()
+    assert stats.ignored == 1
