@@ -40,7 +40,7 @@ class ReadingSink:
         self.spoken: list[tuple[str, str, dict[str, float]]] = []
 
     def vocabulary(self) -> list[str]:
-        return ["Messages", "Grandma", "Send", "click", "read"]
+        return ["Messages", "Grandma", "Send", "Urgent", "click", "check", "read"]
 
     def handle(self, utterance: Utterance) -> Reply:
         self.utterances.append(utterance)
@@ -142,6 +142,9 @@ def test_own_voice_through_the_room_never_triggers_anything(loaded: Engines) -> 
     sink, stats, room = run_room(loaded, audio, pace=2.0)
     assert sink.texts == ["read my messages", "read it again"], stats.heard
     assert stats.interruptions == 0
+    # Nothing of the echo even reached the recognizer (the control below hears it many times);
+    # one stray segment is allowed for a CPU where the canceller converges differently.
+    assert len([h for h in stats.heard if h.get("over_reply")]) <= 1, stats.heard
     for _turn, _text, t in sink.spoken:
         assert "cut_short" not in t
         assert t["spoken_s"] > read_out_s() - 1.5
@@ -152,7 +155,8 @@ def test_without_the_canceller_the_room_is_loud_enough_to_be_heard(
     loaded: Engines, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The control for the test above: with the echo passed through untouched, the appliance
-    transcribes its own words over the reply (the gate still ignores them)."""
+    hears itself over and over during the reply (each time pausing it; the gate then finds no
+    "stop" in it and resumes)."""
 
     class NoCanceller:
         def process(self, mic: bytes, far: bytes) -> bytes:
@@ -164,16 +168,18 @@ def test_without_the_canceller_the_room_is_loud_enough_to_be_heard(
     monkeypatch.setattr(commands, "open_echo_canceller", NoCanceller)
     audio = person("Hey juniper, read my messages.", 20.0, voice="piper")
     _sink, stats, _room = run_room(loaded, audio, pace=2.0)
-    over = " ".join(h["text"].lower() for h in stats.heard if h.get("over_reply"))
-    assert any(w in over for w in ("grandma", "garden", "roses", "cousin", "doctor")), over
+    over = [h["text"] for h in stats.heard if h.get("over_reply")]
+    assert len(over) >= 3 and any(over), over
 
 
-def test_the_wake_phrase_over_a_reply_stops_it_and_runs_the_command(loaded: Engines) -> None:
-    audio = person("Hey juniper, read my messages.", 3.0, "Hey juniper, click send.", 20.0,
-                   voice="espeak")
+def test_the_wake_phrase_over_a_reply_stops_it_and_listens(loaded: Engines) -> None:
+    """The wake phrase cuts the reply short and opens the window as it always does: the
+    command after it needs no wake phrase."""
+    audio = person("Hey juniper, read my messages.", 3.0, "Hey juniper.", 1.5, "Check urgent.",
+                   15.0, voice="piper")
     sink, stats, _room = run_room(loaded, audio)
-    assert len(sink.texts) == 2 and sink.texts[1].replace(",", "") in ("click send", "click sent")
-    assert stats.interruptions == 1
+    assert sink.texts == ["read my messages", "check urgent"], stats.heard
+    assert stats.interruptions == 1 and stats.wake_only == 1
     assert sink.spoken[0][2]["cut_short"] == 1.0 and "cut_short" not in sink.spoken[1][2]
 
 

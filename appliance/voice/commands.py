@@ -93,10 +93,10 @@ def run_voice(
     replying: Callable[[], bool] = lambda: False  # noqa: E731 (set once the output exists)
 
     def vocabulary() -> list[str]:
-        if replying():
-            # Over a reply only these can do anything (appliance/voice/barge_in.py).
-            return ["Stop", "Cancel", "No"]
-        return [*sink.vocabulary(), "yes", "no"]
+        # Over a reply, "stop" is the likely command (appliance/voice/barge_in.py); the wake
+        # phrase and a command may come too.
+        stops = ["Stop", "Cancel"] if replying() else []
+        return [*stops, *sink.vocabulary(), "yes", "no"]
 
     stt: Any
     if loaded.engine == "vosk":

@@ -41,6 +41,10 @@ RESIDUAL_DECAY = 0.993
 RESIDUAL_RISE = 1.01
 QUIET = 30.0  # rms of a 10 ms frame the speaker plays that is as good as silence
 GATE_WINDOW = 40  # 400 ms: the room's reverberation outlasts the sound that made it
+# ... but dies away: a frame played k frames ago counts GATE_FADE**k (-0.3 dB per 10 ms, a
+# reverberation time of 2 s, longer than a living room's), so a person who spoke when the reply
+# paused is not held to the level of what was played before.
+GATE_FADE = 10 ** (-0.3 / 20)
 GATE_HOLD = 30  # once a person is heard, 300 ms more go through: the soft end of a word
 # ... and 100 ms before: the soft start ("s" of "stop") is quieter than the echo limit, so what
 # the microphone heard goes on this much late, for the gate to open before the word does.
@@ -123,7 +127,9 @@ class EchoCanceller:
             return near
         self._far_levels.append(_rms(far))
         self._late.append(near)
-        played = max(self._far_levels)
+        played = max(
+            level * GATE_FADE**age for age, level in enumerate(reversed(self._far_levels))
+        )
         level = _rms(near) / played if played > 0 else 0.0
         limit = max(GATE_RATIO, RESIDUAL_MARGIN * self._residual)
         if played >= QUIET and level < limit:  # echo, as far as the gate can tell: learn from it
