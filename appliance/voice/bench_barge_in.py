@@ -74,6 +74,7 @@ def echo_figures(seconds: float = 60.0) -> dict[str, Any]:
         room = SimulatedRoom(Pcm(bytes(len(far)), PIPELINE_RATE))
         step = CHUNK_SAMPLES * 2
         heard = 0.0
+        through = 0  # 20 ms chunks of echo the gate let through
         residual = dict.fromkeys(cancellers, 0.0)
         cpu = dict.fromkeys(cancellers, 0.0)
         settle = 2 * PIPELINE_RATE * 2  # the first 2 s are the canceller converging
@@ -88,11 +89,15 @@ def echo_figures(seconds: float = 60.0) -> dict[str, Any]:
                 cpu[name] += time.process_time() - t0
                 if i >= settle:
                     residual[name] += _energy(out)
+                    if name == "gate" and any(out):
+                        through += 1
             if i >= settle:
                 heard += _energy(mic)
         engines[kind.name] = {
             "erle_db": round(10 * np.log10(heard / max(residual["alone"], 1.0)), 1),
+            # Capped at about 125 dB when the gate lets nothing through (an empty residual).
             "erle_with_gate_db": round(10 * np.log10(heard / max(residual["gate"], 1.0)), 1),
+            "echo_chunks_through_gate": through,
             "cpu_rtf": round(cpu["alone"] / audio_s, 4),
             "cpu_rtf_with_gate": round(cpu["gate"] / audio_s, 4),
         }
@@ -119,6 +124,7 @@ def stop_latency(trials: int = STOP_TRIALS) -> dict[str, Any]:
 
     loaded = engines("whisper")
     latencies: list[float] = []
+    decided: list[float] = []
     missed = 0
     for n in range(trials):
         voice = ("espeak", "piper")[n % 2]
@@ -137,9 +143,16 @@ def stop_latency(trials: int = STOP_TRIALS) -> dict[str, Any]:
             missed += 1
             continue
         latencies.append((cut[0]["stopped_at_s"] - stop_end_s) * 1000)
-    return {"trials": trials, "missed": missed, "stop_to_silence_ms": pct(latencies),
-            "measured_on": "audio clock of a file paced at real time, from the last voiced "
-                           "sample of 'stop'"}
+        decided.append((cut[0]["cut_at_s"] - stop_end_s) * 1000)
+    return {
+        "trials": trials, "missed": missed,
+        # The speaker goes silent when the VAD hears speech begin (before "stop" ends: < 0).
+        "stop_to_silence_ms": pct(latencies),
+        # ... and the rest of the reply is dropped when Whisper's transcript says "stop".
+        "stop_to_reply_dropped_ms": pct(decided),
+        "measured_on": "audio clock of a file paced at real time, from the last voiced sample "
+                       "of 'stop'",
+    }
 
 
 def self_trigger(minutes: float = 2.0) -> dict[str, Any]:
