@@ -142,7 +142,7 @@ def test_own_voice_through_the_room_never_triggers_anything(loaded: Engines) -> 
                    voice="piper")
     sink, stats, room = run_room(loaded, audio, pace=2.0)
     assert len(sink.texts) == 2, stats.heard  # the two commands, nothing of the echo
-    assert "messages" in sink.texts[0] and "again" in sink.texts[1]
+    assert "messages" in sink.texts[0] and sink.texts[1].startswith("read")
     assert stats.interruptions == 0
     # Nothing of the echo even reached the recognizer (the control below hears it many times);
     # one stray segment is allowed for a CPU where the canceller converges differently.
