@@ -39,6 +39,11 @@ class Settings(BaseModel):
         default=(), description="applications the appliance never opens or acts in"
     )
     wake_phrase: str = Field(default="hey juniper", min_length=2)
+    barge_in: bool = Field(
+        default=False,
+        description="'stop', 'cancel', 'no' or the wake phrase cut a reply short (echo-cancelled "
+        "microphone); off: the microphone is muted while the appliance speaks",
+    )
     transcript_days: int = Field(
         default=0, ge=0, le=3650,
         description="days what was said and typed is kept in the journal; 0 keeps it",

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm, load_wav, resample_pcm16, write_wav
 from appliance.voice.clock import AudioClock, Wakeup
+from appliance.voice.echo import ENGINE as ECHO_ENGINE
+from appliance.voice.echo import EchoCanceller, open_echo_canceller
 from appliance.voice.engines import Engines, choose_engine, load_engines
 from appliance.voice.errors import VoiceError
 from appliance.voice.gate import GateProcessor
@@ -23,6 +25,7 @@ from appliance.voice.pipeline import (
     VoiceStats,
     run_pipeline,
 )
+from appliance.voice.playback import Playback
 from appliance.voice.sink import Reply, TurnSink, Utterance
 from appliance.voice.sources import AudioSource, MicSource, ResilientSource, WavSource
 from appliance.voice.speakers import WavRecorder, open_speaker
@@ -58,6 +61,9 @@ class VoiceOptions:
     window_s: float = WINDOW_S
     vad: VadSettings = field(default_factory=VadSettings)
     mute_while_speaking: bool = True
+    # "stop", "cancel", "no" or the wake phrase cut a reply short, heard through an echo
+    # canceller (appliance/voice/echo.py); without one installed, the mute above still applies.
+    barge_in: bool = False
     # Constrain Vosk to the screen's words and the grammar's (dictation then needs the full
     # vocabulary, so it is off by default).
     vosk_grammar: bool = False
@@ -98,8 +104,13 @@ def run_voice(
     opts = options or VoiceOptions()
     clock, wakeup = AudioClock(), Wakeup()
 
+    replying: Callable[[], bool] = lambda: False  # noqa: E731 (set once the output exists)
+
     def vocabulary() -> list[str]:
-        return [*sink.vocabulary(), "yes", "no"]
+        # Over a reply, "stop" is the likely command (appliance/voice/barge_in.py); the wake
+        # phrase and a command may come too.
+        stops = ["Stop", "Cancel"] if replying() else []
+        return [*stops, *sink.vocabulary(), "yes", "no"]
 
     stt: Any
     if loaded.engine == "vosk":
@@ -126,9 +137,15 @@ def run_voice(
         getattr(sink, "talk", None),  # push-to-talk, when the sink has a switch
     )
     turns = TurnProcessor(sink, clock, on_event)
-    output = SpeechOutput(sink, speaker, clock, wakeup.notify, opts.mute_while_speaking)
+    echo, playback = _barge_in(opts, speaker, source.live)
+    output = SpeechOutput(sink, speaker, clock, wakeup.notify, opts.mute_while_speaking, playback)
+    if playback is not None:
+        def replying() -> bool:
+            return output.replying
+
+        gate.set_replying(replying)
     processors = [vad, stt, gate, turns, PiperTTSService(loaded.speaker), output]
-    feeder = Feeder(source, clock, wakeup, vad, output, opts.pace, opts.heartbeat)
+    feeder = Feeder(source, clock, wakeup, vad, output, opts.pace, opts.heartbeat, playback, echo)
     faults = 0
     if isinstance(source, ResilientSource):
 
@@ -147,10 +164,28 @@ def run_voice(
         if isinstance(source, ResilientSource):
             source.stop()  # a retry loop must not keep the process from exiting
         source.close()
+        if playback is not None:
+            playback.close()
+        if echo is not None:
+            echo.close()
     return VoiceStats(
         segments=vad.segments, ignored=gate.ignored, wake_only=gate.wake_only,
         muted_chunks=feeder.muted_chunks, faults=faults, heard=gate.heard,
+        interruptions=output.interruptions,
     )
+
+
+def _barge_in(
+    opts: VoiceOptions, speaker: SpeechSink | None, live: bool
+) -> tuple[EchoCanceller | None, Playback | None]:
+    """The echo canceller and the stoppable playback barge-in needs, or (None, None)."""
+    if not opts.barge_in:
+        return None, None
+    echo = open_echo_canceller()
+    if echo is None:
+        return None, None
+    log.info("barge-in: on, echo canceller %s", ECHO_ENGINE)
+    return echo, Playback(speaker, live=live)
 
 
 async def _run_speaking(
@@ -191,6 +226,7 @@ def run_audio(
     on_speaker: Callable[[Callable[[str], None]], None] | None = None,
     source: AudioSource | None = None,
     heartbeat: Callable[[], None] | None = None,
+    barge_in: bool = False,
 ) -> VoiceStats:
     """`appliance run`: a WAV file (ends with the file) or the microphone (runs until stopped).
 
@@ -204,7 +240,8 @@ def run_audio(
     try:
         return run_voice(
             source, sink, loaded, speaker,
-            VoiceOptions(wake_phrase=wake_phrase, heartbeat=heartbeat), on_event,
+            VoiceOptions(wake_phrase=wake_phrase, heartbeat=heartbeat, barge_in=barge_in),
+            on_event,
             on_speaker,
         )
     finally:

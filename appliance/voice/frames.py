@@ -31,6 +31,8 @@ class CommandFrame(DataFrame):
     """From the gate: speech that is a command, to run as a turn."""
 
     utterance: Utterance = field(default_factory=lambda: Utterance("", "", None))
+    # The wake phrase said over a reply interrupts it and is still a command: keep it.
+    interruptible: bool = field(default=False, init=False)
 
 
 @dataclass
@@ -59,6 +61,14 @@ class ReplyDoneFrame(ControlFrame):
     reply: Reply = field(default_factory=lambda: Reply("", "", False))
     timings: dict[str, float] = field(default_factory=dict)
     segment: bool = True
+    # A reply cut short by barge-in still ends (and is journaled) with this frame.
+    interruptible: bool = field(default=False, init=False)
+
+
+@dataclass
+class ResumeReplyFrame(SystemFrame):
+    """From the gate (barge-in): speech over the reply was not "stop" or the wake phrase, so the
+    reply paused when that speech began goes on."""
 
 
 @dataclass

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from pipecat.frames.frames import (
     Frame,
     InputAudioRawFrame,
     InterimTranscriptionFrame,
+    InterruptionFrame,
     TranscriptionFrame,
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
+from appliance.voice.barge_in import barge_in
 from appliance.voice.clock import AudioClock
 from appliance.voice.frames import (
     CommandFrame,
     OpenWindowFrame,
+    ResumeReplyFrame,
     Segment,
     SegmentFrame,
     SettledFrame,
@@ -42,12 +46,24 @@ class TalkHook(Protocol):
 
 class GateProcessor(FrameProcessor):
     """A transcript becomes a CommandFrame if the wake phrase, an open window or the switch
-    says it is a command; anything else is settled here. Keeps the record of what was heard."""
+    says it is a command; anything else is settled here. Keeps the record of what was heard.
+
+    With `replying` (barge-in: true while a reply plays), speech over the reply is only a stop
+    word or the wake phrase, which interrupt it (pipecat's InterruptionFrame, downstream to the
+    TTS and the speech output); everything else heard then is ignored.
+    """
 
     def __init__(
-        self, gate: WakeGate, vad: VadSettings, clock: AudioClock, talk: TalkHook | None = None
+        self,
+        gate: WakeGate,
+        vad: VadSettings,
+        clock: AudioClock,
+        talk: TalkHook | None = None,
+        replying: Callable[[], bool] | None = None,
     ) -> None:
         super().__init__()
+        self._replying = replying
+        self.interruptions = 0
         self._gate = gate
         self._vad = vad
         self._clock = clock
@@ -56,6 +72,9 @@ class GateProcessor(FrameProcessor):
         self.heard: list[dict[str, Any]] = []
         self.ignored = 0
         self.wake_only = 0
+
+    def set_replying(self, replying: Callable[[], bool]) -> None:
+        self._replying = replying
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)
@@ -95,6 +114,24 @@ class GateProcessor(FrameProcessor):
                                  "confidence": result.get("confidence"), "timings": timings,
                                  "speculative": bool(result.get("speculative"))}
         self.heard.append(heard)
+        if self._replying is not None and self._replying():
+            # Before the length check: a "stop" said over a reply is short, and that is fine.
+            kind = barge_in(text, self._gate) if text else None
+            heard["over_reply"] = True
+            if kind is None:
+                # As if muted: not counted as ignored speech (it is mostly the appliance itself).
+                heard["decision"] = "over reply"
+                await self.push_frame(ResumeReplyFrame())
+                await self.push_frame(SettledFrame())
+                return
+            # Downstream only: the TTS and the speech output hold the reply; upstream there is
+            # only the microphone's audio, which must go on.
+            self.interruptions += 1
+            await self.push_frame(InterruptionFrame())
+            if kind == "stop":
+                heard["decision"] = heard["via"] = "interrupt"
+                await self.push_frame(SettledFrame())
+                return
         if not text or seg.end_s - seg.start_s - stop_s < self._vad.min_speech_secs:
             heard["decision"] = "too short" if text else "nothing heard"
             await self.push_frame(SettledFrame())

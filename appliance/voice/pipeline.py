@@ -4,7 +4,9 @@ Each step owns its state and tells the others through frames (appliance/voice/fr
 The feeder pushes microphone-side audio into a PipelineWorker run by a WorkerRunner. A file is
 fed as fast as the VAD consumes it, but like a polite user it waits while the appliance is
 still working on (or answering) what it just heard; a live microphone keeps running and is
-muted while the appliance speaks, so the appliance never hears itself.
+muted while the appliance speaks, so the appliance never hears itself. With barge-in, the reply
+plays 20 ms per microphone chunk (appliance/voice/playback.py) and the microphone stays open
+through an echo canceller whose reference is that reply, so "stop" can cut it short.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pipecat.frames.frames import (
     EndFrame,
     Frame,
     InputAudioRawFrame,
+    InterruptionFrame,
     TTSAudioRawFrame,
     TTSStoppedFrame,
     VADUserStartedSpeakingFrame,
@@ -33,14 +36,17 @@ from pipecat.workers.runner import WorkerRunner
 
 from appliance.voice.audio_file import PIPELINE_RATE, resample_pcm16
 from appliance.voice.clock import AudioClock, Wakeup
+from appliance.voice.echo import EchoCanceller
 from appliance.voice.frames import (
     AnsweringFrame,
     OpenWindowFrame,
     ReplyDoneFrame,
+    ResumeReplyFrame,
     Segment,
     SegmentFrame,
     SettledFrame,
 )
+from appliance.voice.playback import Playback
 from appliance.voice.sink import TurnSink
 from appliance.voice.sources import CHUNK_SAMPLES, AudioSource
 from appliance.voice.stt_whisper import SpeculateFrame
@@ -73,6 +79,7 @@ class VoiceStats:
     wake_only: int = 0
     muted_chunks: int = 0
     faults: int = 0
+    interruptions: int = 0  # replies cut short by barge-in
     heard: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -134,7 +141,9 @@ class SpeechOutput(FrameProcessor):
     """Plays (or records) the reply audio, then unmutes the mic and reports `spoke` to the sink.
 
     The one owner of whether the appliance is answering and of how many heard segments are
-    done with (settled), which the feeder reads to mute the mic and to pace a file.
+    done with (settled), which the feeder reads to mute the mic and to pace a file. With a
+    `playback` (barge-in), the reply is queued there instead: speech heard over it pauses it at
+    once (the VAD's start), and the gate then stops it (InterruptionFrame) or resumes it.
     """
 
     def __init__(
@@ -144,6 +153,7 @@ class SpeechOutput(FrameProcessor):
         clock: AudioClock,
         notify: Callable[[], None],
         mute_while_speaking: bool = True,
+        playback: Playback | None = None,
     ) -> None:
         super().__init__()
         self._sink = sink
@@ -154,11 +164,17 @@ class SpeechOutput(FrameProcessor):
         self._pcm = bytearray()  # the reply being spoken
         self._first_audio: tuple[float, float] | None = None  # (audio clock, ms)
         self._mute_until_s = 0.0
+        self._playback = playback
+        self._cut: tuple[float, float] | None = None  # (ms, audio clock) the reply was stopped
+        self._silent_at: tuple[float, float] | None = None  # paused, and not resumed since
         self.speaking = False
+        self.replying = False  # its audio is playing (or queued): barge-in may stop it
         self.settled = 0
+        self.interruptions = 0
+        self.resumed = 0  # replies paused for speech that was not "stop": how often
 
     def muted(self) -> bool:
-        if not self._mute_while_speaking:
+        if not self._mute_while_speaking or self._playback is not None:
             return False
         return self.speaking or self._clock.clock_s < self._mute_until_s
 
@@ -181,16 +197,40 @@ class SpeechOutput(FrameProcessor):
         await super().process_frame(frame, direction)
         if isinstance(frame, AnsweringFrame):
             self.speaking = True
+        elif isinstance(frame, InterruptionFrame):
+            self._interrupt()
+            await self.push_frame(frame, direction)
+        elif isinstance(frame, VADUserStartedSpeakingFrame) and self._playback is not None:
+            if self.replying and self._cut is None and not self._playback.paused:
+                self._playback.pause()
+                self._silent_at = (self._clock.ms(), self._clock.clock_s)
+            await self.push_frame(frame, direction)
+        elif isinstance(frame, ResumeReplyFrame):
+            if self._playback is not None and self._cut is None:
+                self._playback.resume()
+                self._silent_at = None
+                self.resumed += 1
         elif isinstance(frame, SettledFrame):
             self._settle(frame.segment, frame.answered)
         elif isinstance(frame, TTSAudioRawFrame):
+            if self._cut is not None:
+                return  # the rest of a reply that was stopped
             if self._first_audio is None:
                 self._first_audio = (self._clock.clock_s, self._clock.ms())
             pcm = resample_pcm16(frame.audio, frame.sample_rate, PIPELINE_RATE)
             self._pcm += pcm
-            if self._speaker is not None:
+            if self._playback is not None:
+                self._playback.queue(pcm)
+                if not self.replying:
+                    self.replying = True
+                    self._notify()  # a file waiting for the reply goes on while it plays
+            elif self._speaker is not None:
                 await asyncio.to_thread(self._speaker.play, pcm, PIPELINE_RATE)
         elif isinstance(frame, ReplyDoneFrame):
+            if self._playback is not None:
+                # The reply is queued, not yet heard: it is done when played out or stopped.
+                playback = self._playback
+                await self._wait(lambda: not playback.playing)
             duration = len(self._pcm) / 2 / PIPELINE_RATE
             first, self._pcm, self._first_audio = self._first_audio, bytearray(), None
             try:
@@ -203,6 +243,20 @@ class SpeechOutput(FrameProcessor):
         else:
             await self.push_frame(frame, direction)
 
+    def _interrupt(self) -> None:
+        """Barge-in: silence the speaker now; the reply ends when its ReplyDoneFrame comes."""
+        if self._playback is None or not self.replying or self._cut is not None:
+            return
+        self._playback.stop()
+        self._cut = (self._clock.ms(), self._clock.clock_s)
+        self.interruptions += 1
+        self._notify()
+
+    async def _wait(self, done: Callable[[], bool]) -> None:
+        # The playback drains as the feeder reads the microphone, in another task.
+        while not done():
+            await asyncio.sleep(0.005)
+
     async def _finish(
         self, done: ReplyDoneFrame, duration: float, first: tuple[float, float] | None
     ) -> None:
@@ -214,9 +268,19 @@ class SpeechOutput(FrameProcessor):
         if first is not None:
             timings["first_audio"] = round(first[1], 1)
         timings |= {"spoken_s": round(duration, 3), "spoke_done": round(clock.ms(), 1)}
-        if self._speaker is not None:
+        cut, self._cut = self._cut, None
+        silent, self._silent_at = self._silent_at or cut, None
+        if self._playback is not None:
+            # What was heard, not what was synthesized: a reply cut short says where; the
+            # speaker went silent when the speech began (paused), the cut came with its words.
+            timings["spoken_s"] = round(self._playback.reply_done(), 3)
+            if cut is not None and silent is not None:
+                timings |= {"cut_short": 1.0, "stopped_at": round(silent[0], 1),
+                            "stopped_at_s": round(silent[1], 3), "cut_at": round(cut[0], 1),
+                            "cut_at_s": round(cut[1], 3), "synthesized_s": round(duration, 3)}
+        elif self._speaker is not None:
             self._speaker.reply_done()
-        self.speaking = False
+        self.speaking = self.replying = False
         if done.reply.expects_answer:
             await self.push_frame(OpenWindowFrame(at_s=self._mute_until_s), FrameDirection.UPSTREAM)
         reply = done.reply
@@ -229,6 +293,9 @@ class Feeder:
     A file goes as fast as the VAD reads it, or at `pace` times real time (the benchmark uses
     1.0 so that "end of speech" is a moment in real time), and waits while the appliance is
     still answering what it heard; a live microphone is muted while the appliance speaks.
+    With a `playback` and an `echo` canceller (barge-in) nothing is muted: each chunk read plays
+    the next chunk of the reply, which the canceller then takes out of what the mic heard, and a
+    file goes on while the reply plays (a person may speak over it).
     """
 
     def __init__(
@@ -240,8 +307,12 @@ class Feeder:
         output: SpeechOutput,
         pace: float | None = None,
         heartbeat: Callable[[], None] | None = None,
+        playback: Playback | None = None,
+        echo: EchoCanceller | None = None,
     ) -> None:
         self._source = source
+        self._playback = playback
+        self._echo = echo
         self._heartbeat = heartbeat
         self._clock = clock
         self._wakeup = wakeup
@@ -253,11 +324,23 @@ class Feeder:
     def _idle(self) -> bool:
         return self._output.idle(self._vad.segments)
 
-    async def wait_until_idle(self) -> None:
+    def _may_feed(self) -> bool:
+        """A file's next chunk may go in: all answered, or a reply is playing (barge-in)."""
+        return self._idle() or (self._playback is not None and self._output.replying)
+
+    def _hear(self, chunk: bytes, far: bytes | None) -> bytes:
+        """What the microphone heard, less the speaker's echo. Always through the canceller,
+        played or not: it delays the audio a little (echo.GATE_LOOKAHEAD), which must not
+        come and go."""
+        if self._echo is None or far is None or len(chunk) % (2 * CHUNK_SAMPLES):
+            return chunk  # (a file's last, partial chunk is not worth a canceller's frame)
+        return self._echo.process(chunk, far[: len(chunk)])
+
+    async def wait_until_idle(self, idle: Callable[[], bool] | None = None) -> None:
         """Wait for every heard segment to be answered; a file's next audio must not go in
         before."""
         waited = 0.0
-        while not await self._wakeup.wait_for(self._idle, timeout=STALL_S):
+        while not await self._wakeup.wait_for(idle or self._idle, timeout=STALL_S):
             waited += STALL_S
             if waited >= STALL_LIMIT_S:
                 log.warning("the pipeline did not settle in %.0f s; going on", waited)
@@ -274,8 +357,8 @@ class Feeder:
         sent = 0
         due = time.monotonic()
         while True:
-            if not live and not self._idle():
-                await self.wait_until_idle()
+            if not live and not self._may_feed():
+                await self.wait_until_idle(self._may_feed)
                 due = time.monotonic()
             if self._pace and not live:
                 due += CHUNK_SAMPLES / PIPELINE_RATE / self._pace
@@ -287,12 +370,17 @@ class Feeder:
             if self._heartbeat is not None:
                 self._heartbeat()
             if chunk is None:
-                if trailing <= 0:
+                if trailing <= 0 and (self._playback is None or self._idle()):
                     break
-                trailing -= 1
+                # A reply still playing at the end of a file plays out (the room stays open).
+                if self._playback is None or not self._output.replying:
+                    trailing -= 1
                 chunk = silence
             if len(chunk) % 2:
                 chunk = chunk[:-1]
+            if self._playback is not None:
+                far = self._playback.tick(CHUNK_SAMPLES)
+                chunk = self._hear(chunk, far)
             self._clock.advance(len(chunk) // 2)
             if live and self._output.muted():
                 self.muted_chunks += 1

@@ -75,7 +75,7 @@ class WakeGate:
             return None
         return " ".join(ws[best[1] :])
 
-    def _strip_wake_start(self, ws: list[str]) -> list[str]:
+    def strip_wake_start(self, ws: list[str]) -> list[str]:
         """A command in a window may start with part of the wake phrase again ("hey, check
         urgent"): that part is not the command."""
         i = 0
@@ -105,8 +105,8 @@ class WakeGate:
             return WakeDecision("wake_only", "", "wake")
         if talking and words(text):
             self._window_until = None
-            return WakeDecision("command", " ".join(self._strip_wake_start(words(text))), "switch")
+            return WakeDecision("command", " ".join(self.strip_wake_start(words(text))), "switch")
         if self.window_open(speech_start_s) and words(text):
             self._window_until = None
-            return WakeDecision("command", " ".join(self._strip_wake_start(words(text))), "window")
+            return WakeDecision("command", " ".join(self.strip_wake_start(words(text))), "window")
         return WakeDecision("ignored", "")
