@@ -80,7 +80,7 @@ class WebRTCCanceller:
     name = "webrtc-aec3 (livekit)"
 
     def __init__(self) -> None:
-        from livekit import rtc  # type: ignore[import-not-found,unused-ignore]
+        from livekit import rtc  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
         self._rtc: Any = rtc
         self._apm: Any = rtc.AudioProcessingModule(echo_cancellation=True, high_pass_filter=True)
