@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm, load_wav, resample_pcm16, write_wav
 from appliance.voice.clock import AudioClock, Wakeup
@@ -61,9 +61,23 @@ class VoiceOptions:
     # Constrain Vosk to the screen's words and the grammar's (dictation then needs the full
     # vocabulary, so it is off by default).
     vosk_grammar: bool = False
+    # Whisper: "closed" hears the screen's sentences first and decides the wake phrase without
+    # the screen (appliance/voice/closed_whisper.py); "open" is Whisper with the screen prompt.
+    recognizer: Literal["open", "closed"] = "closed"
     pace: float | None = None  # a file: None = as fast as the VAD reads it, 1.0 = real time
     # Called for every chunk read: the service watchdog pings only while this loop runs.
     heartbeat: Callable[[], None] | None = None
+
+
+def describe_recognizer(engine: str, opts: VoiceOptions) -> str:
+    """The recognition path in one line, for the start-up log."""
+    if engine == "vosk":
+        grammar = "runtime grammar of the screen" if opts.vosk_grammar else "full vocabulary"
+        return f"Vosk ({grammar}); wake phrase in its transcript"
+    if opts.recognizer == "closed":
+        return ("closed set: Whisper tiny.en scores the screen's sentences, open Whisper "
+                "(fixed prompt) when none fits; wake phrase from the fixed-prompt pass")
+    return "open: Whisper tiny.en with the screen's names in its prompt"
 
 
 def run_voice(
@@ -93,11 +107,19 @@ def run_voice(
 
         grammar = (lambda: [opts.wake_phrase, *vocabulary()]) if opts.vosk_grammar else None
         stt = VoskSTTService(loaded.vosk_model, vocabulary=grammar, wake_phrase=opts.wake_phrase)
+    elif opts.recognizer == "closed":
+        from appliance.voice.closed_whisper import ClosedWhisperRecognizer
+        from appliance.voice.stt_closed import ClosedSetSTTService, screen_names
+
+        assert loaded.whisper is not None
+        recognizer = ClosedWhisperRecognizer(loaded.whisper, opts.wake_phrase)
+        stt = ClosedSetSTTService(recognizer, screen_names(sink))
     else:
         from appliance.voice.stt_whisper import WhisperSTTService
 
         assert loaded.whisper is not None
         stt = WhisperSTTService(loaded.whisper, vocabulary, opts.wake_phrase)
+    log.info("voice: %s", describe_recognizer(loaded.engine, opts))
     vad = TrackedVADProcessor(opts.vad, clock, wakeup.notify)
     gate = GateProcessor(
         WakeGate(opts.wake_phrase, window_s=opts.window_s), opts.vad, clock,

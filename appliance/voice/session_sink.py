@@ -63,6 +63,12 @@ class SessionSink:
             snapshot = screen.snapshot()
         return [*snapshot.names(), *snapshot.applications, *snapshot.launchable, *COMMAND_WORDS]
 
+    def screen_names(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The names the grammar's {target} and {app} take on this screen (the closed set)."""
+        with self.desktop() as screen:
+            snapshot = screen.snapshot()
+        return tuple(snapshot.names()), (*snapshot.applications, *snapshot.launchable)
+
     def handle(self, utterance: Utterance) -> Reply:
         try:
             with self.desktop() as screen:

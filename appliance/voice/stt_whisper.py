@@ -56,6 +56,8 @@ class Transcript:
     confidence: float | None
     stt_ms: float
     audio_s: float
+    engine: str = "whisper"  # which path heard it: "whisper", "closed:whisper", "open:whisper"
+    wake: bool | None = None  # a screen-independent wake decision, when the path makes one
 
 
 def packaged_whisper_path() -> Path:
@@ -231,23 +233,26 @@ class WhisperSTTService(STTService):
         else:
             result = await self._transcribe(bytes(self._buffer))
         self._buffer.clear()
-        return TranscriptionFrame(
-            result.text, "", time_now_iso8601(),
-            result={"engine": "whisper", "confidence": result.confidence,
-                    "stt_ms": result.stt_ms, "audio_s": result.audio_s,
-                    "speculative": speculative},
-        )
+        heard: dict[str, object] = {
+            "engine": result.engine, "confidence": result.confidence, "stt_ms": result.stt_ms,
+            "audio_s": result.audio_s, "speculative": speculative,
+        }
+        if result.wake is not None:
+            heard["wake"] = result.wake
+        return TranscriptionFrame(result.text, "", time_now_iso8601(), result=heard)
 
     async def _transcribe(self, pcm: bytes) -> Transcript:
         # Whisper drops a last word that ends abruptly: give it a little silence after.
         pcm += bytes(int(TRAILING_SILENCE_S * RATE) * 2)
         try:
-            return await asyncio.to_thread(
-                self.engine.transcribe, pcm, self._vocabulary(), self._wake
-            )
+            return await asyncio.to_thread(self._hear, pcm)
         except Exception as e:  # one bad segment must not stall the pipeline: it hears nothing
             log.warning("transcription failed: %s", e)
             return Transcript("", None, 0.0, len(pcm) / 2 / RATE)
+
+    def _hear(self, pcm: bytes) -> Transcript:
+        """Blocking: one segment's transcript (a subclass may hear it another way)."""
+        return self.engine.transcribe(pcm, self._vocabulary(), self._wake)
 
     async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame | None, None]:
         if self._speaking:

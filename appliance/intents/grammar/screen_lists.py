@@ -32,7 +32,8 @@ def _plain_list(name: str, pairs: Iterable[tuple[str, Any]]) -> TextSlotList:
 
 
 @cache
-def _fixed_lists() -> dict[str, SlotList]:
+def fixed_lists() -> dict[str, SlotList]:
+    """The lists that are the same on every screen: role words, keys, modifiers."""
     return {
         "role": _plain_list("role", ((w, w) for w in ROLE_WORDS)),
         "key": _plain_list("key", key_names().items()),
@@ -110,7 +111,7 @@ class ScreenLists:
             self._last = screen
         said = frozenset(words(text))
         return {
-            **_fixed_lists(),
+            **fixed_lists(),
             "target": screen.targets.for_words(said, "target"),
             "app": screen.apps.for_words(said, "app"),
         }

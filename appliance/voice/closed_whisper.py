@@ -1,0 +1,173 @@
+"""Closed-set recognition with Whisper itself: one encoder pass, a greedy decode under a fixed
+prompt (the wake decision and the open transcript), then the screen's nearest sentences scored.
+
+The fixed prompt never holds the screen's names, so whether the wake phrase is heard does not
+change with the screen. The greedy text picks a short list of the screen's sentences by
+spelling; CTranslate2 scores each of them as a forced transcript of the same audio
+(`Whisper.align`'s token probabilities). The best one is taken if Whisper finds it about as
+likely as what it heard freely; otherwise the greedy text goes on as open transcription.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from appliance.voice.closed_set import SentenceSet
+from appliance.voice.stt_whisper import (
+    MAX_TOKENS,
+    MIN_AVG_LOGPROB,
+    NO_SPEECH_MAX,
+    RATE,
+    Transcript,
+    WhisperEngine,
+    bias_prompt,
+    trim_silence,
+)
+from appliance.voice.wake import WakeGate
+
+SHORTLIST = 6
+"""Sentences scored per utterance (nearest by spelling to what was heard)."""
+MARGIN = 1.3
+"""How far below the free transcript's mean token log-probability a sentence may score."""
+FLOOR = -1.8
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+"""A sentence scoring below this is not what was said, however poor the free transcript."""
+
+
+@dataclass(frozen=True)
+class Heard:
+    """What one utterance became, and why (for the journal and the bench)."""
+
+    text: str  # with the canonical wake phrase first when it was heard
+    path: str  # "closed" | "open"
+    wake: bool
+    greedy: str
+    score: float | None  # the best sentence's, taken or not
+    greedy_score: float | None
+    best: str = ""  # the best sentence of the set, taken or not
+    confidence: float | None = None  # e^(mean token log-probability) of the text given
+
+
+class WhisperScorer:
+    """The parts of faster-whisper's model used directly: encode, greedy decode, align."""
+
+    def __init__(self, engine: WhisperEngine) -> None:
+        from faster_whisper.tokenizer import Tokenizer  # type: ignore[import-untyped]
+
+        self._fw: Any = engine._model
+        self._ct2: Any = self._fw.model
+        self.tokenizer: Any = Tokenizer(self._fw.hf_tokenizer, False, task="transcribe",
+                                        language="en")
+
+    def encode(self, audio: npt.NDArray[np.float32]) -> tuple[Any, int]:
+        from faster_whisper.audio import pad_or_trim  # type: ignore[import-untyped]
+
+        features = self._fw.feature_extractor(audio)
+        frames = min(features.shape[-1], 3000)
+        return self._fw.encode(pad_or_trim(features)), frames
+
+    def prompt(self, text: str | None) -> list[int]:
+        tok = self.tokenizer
+        head = [tok.sot_prev, *tok.encode(" " + text.strip())[-223:]] if text else []
+        return [*head, *tok.sot_sequence, tok.no_timestamps]
+
+    def greedy(self, encoded: Any, prompt: list[int]) -> tuple[str, list[int], float, float]:
+        """(text, tokens, mean token log-probability, no-speech probability)."""
+        result = self._ct2.generate(
+            encoded, [prompt], beam_size=1, max_length=len(prompt) + MAX_TOKENS,
+            return_scores=True, return_no_speech_prob=True, suppress_blank=True,
+            suppress_tokens=[-1],
+        )[0]
+        tokens = [t for t in result.sequences_ids[0] if t < self.tokenizer.eot]
+        text = self.tokenizer.decode(tokens).strip()
+        return text, tokens, float(result.scores[0]), float(result.no_speech_prob)
+
+    def score(self, encoded: Any, frames: int, prompt: list[int],
+              texts: list[list[int]]) -> list[float]:
+        """Mean log-probability of each token sequence as the transcript of the audio."""
+        import ctranslate2  # type: ignore[import-untyped]
+
+        batch = np.repeat(np.asarray(encoded), len(texts), axis=0)
+        results = self._ct2.align(ctranslate2.StorageView.from_array(batch), prompt, texts,
+                                  [frames] * len(texts))
+        return [_mean_log(r.text_token_probs) for r in results]
+
+
+def _mean_log(probs: list[float]) -> float:
+    return sum(math.log(max(p, 1e-9)) for p in probs) / max(1, len(probs))
+
+
+def written(sentence: str, heard: str, cased: dict[str, str], lead: str) -> str:
+    """A sentence of the set written the way Whisper would write it: each word cased as in what
+    it heard, else as on screen, after the wake phrase or capitalized, with a full stop."""
+    seen = {w.casefold(): w for w in _WORD.findall(heard)}
+    out = " ".join(seen.get(w, cased.get(w, w)) for w in sentence.split())
+    if not lead:
+        out = out[:1].upper() + out[1:]
+    return lead + out + "."
+
+
+class ClosedWhisperRecognizer:
+    """Recognizes one utterance against a screen's sentences, or transcribes it openly."""
+
+    name = "closed:whisper"
+
+    def __init__(self, engine: WhisperEngine, wake_phrase: str = "hey juniper") -> None:
+        self.engine = engine
+        self.scorer = WhisperScorer(engine)
+        self.gate = WakeGate(wake_phrase)
+        self.wake_phrase = " ".join(self.gate.phrase_words)
+        self._prompt = self.scorer.prompt(bias_prompt([], wake_phrase))
+        # Sentences are scored without the prompt: half the cost, and as far apart.
+        self._plain = self.scorer.prompt(None)
+
+    def hear(self, pcm: bytes, sentences: SentenceSet) -> Heard:
+        audio = trim_silence(np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0)
+        scorer = self.scorer
+        encoded, frames = scorer.encode(audio)
+        greedy, tokens, logprob, no_speech = scorer.greedy(encoded, self._prompt)
+        if not tokens or no_speech > NO_SPEECH_MAX:
+            return Heard("", "open", False, greedy, None, None)
+        rest = self.gate.split(greedy)
+        wake = rest is not None
+        command = rest if rest is not None else greedy
+        lead = self.wake_phrase + " " if wake else ""
+        said = " ".join(_WORD.findall(command.casefold()))
+        if not said:  # the wake phrase alone
+            return Heard(lead, "open", wake, greedy, None, None, "", math.exp(logprob))
+        if said in sentences and logprob >= MIN_AVG_LOGPROB:
+            # Heard freely as a sentence of the set: nothing to weigh it against.
+            return Heard(lead + said, "closed", wake, greedy, None, None, said, math.exp(logprob))
+        wake_text = self.wake_phrase.title() + ", " if wake else ""
+        shortlist = sentences.nearest(command, SHORTLIST) if said else []
+        texts = [tokens] + [
+            scorer.tokenizer.encode(" " + written(s, greedy, sentences.cased, wake_text))
+            for s in shortlist
+        ]
+        scores = scorer.score(encoded, frames, self._plain, texts)
+        greedy_score, best, score = scores[0], "", None
+        if shortlist:
+            i = int(np.argmax(scores[1:]))
+            best, score = shortlist[i], scores[1 + i]
+            if score >= max(FLOOR, greedy_score - MARGIN):
+                return Heard(lead + best, "closed", wake, greedy, score, greedy_score, best,
+                             math.exp(score))
+        # Open transcription, filtered as the open path filters it (stt_whisper.py).
+        text = lead + " ".join(command.split()) if logprob >= MIN_AVG_LOGPROB else lead
+        return Heard(text, "open", wake, greedy, score, greedy_score, best, math.exp(logprob))
+
+    def transcribe(self, pcm: bytes, sentences: SentenceSet) -> Transcript:
+        start = time.monotonic()
+        heard = self.hear(pcm, sentences)
+        return Transcript(
+            heard.text.strip(), heard.confidence, (time.monotonic() - start) * 1000,
+            len(pcm) / 2 / RATE,
+            engine=f"{heard.path}:whisper", wake=heard.wake,
+        )
