@@ -24,6 +24,9 @@ GOALS = {
     "end_of_speech_to_action_done_p50_ms": "<= 250 (closed-set commands)",
 }
 
+CLOSED_ENGINE = "closed:whisper"
+"""The engine a closed-set utterance is heard by (appliance/voice/closed_whisper.py)."""
+
 
 def _met(value: float | None, goal: str) -> bool | None:
     if value is None:
@@ -36,7 +39,9 @@ def goals(result: dict[str, Any]) -> dict[str, Any]:
     """Each goal of issue 15 next to this recognizer's figure."""
     acc = result.get("accuracy", {})
     by_cond = acc.get("by_condition", {})
-    latency = acc.get("end_of_speech_to_action_done_ms", {}).get("all", {})
+    by_engine = acc.get("end_of_speech_to_action_done_ms", {})
+    # The latency goal is for commands the closed set heard; the open path has only "all".
+    latency = by_engine.get(f"engine:{CLOSED_ENGINE}") or by_engine.get("all", {})
     figures = {
         "intent_accuracy_clean": by_cond.get("clean", {}).get("intent_accuracy"),
         "intent_accuracy_snr10": by_cond.get("snr10", {}).get("intent_accuracy"),
