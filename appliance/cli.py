@@ -611,20 +611,53 @@ def demo(
 @app.command()
 def bench(
     what: Annotated[
-        str, typer.Argument(help="core, voice, desktop, planner, switch, web, fleet or boot")
+        str, typer.Argument(
+            help="core, voice, voice-corpus, desktop, planner, switch, web, fleet or boot")
     ] = "core",
     store: StoreOpt = None,
     kiosks: Annotated[int, typer.Option(min=1, max=500, help="fleet: simulated kiosks")] = 20,
+    sample: Annotated[int, typer.Option(
+        min=0, help="voice: held-out items per voice and condition (0: no held-out part)",
+    )] = 2,
+    fa_hours: Annotated[float, typer.Option(
+        min=0.0, help="voice: hours of non-wake speech and noise for false accepts")] = 1.0,
+    recognizers: Annotated[str, typer.Option(
+        help="voice: recognizers compared on the held-out part")] = "open,closed",
+    held_out_only: Annotated[bool, typer.Option(
+        help="voice: only the held-out section")] = False,
+    out: Annotated[Path | None, typer.Option(help="voice-corpus: where to write it")] = None,
+    part: Annotated[str, typer.Option(help="voice-corpus: tune or heldout")] = "tune",
+    limit: Annotated[int | None, typer.Option(
+        min=1, help="voice-corpus: at most this many items")] = None,
 ) -> None:
-    """On-device benchmark report (JSON)."""
+    """On-device benchmark report (JSON); voice-corpus writes the spoken corpus as WAVs."""
     if what == "core":
         from appliance.bench.core import bench_core
 
         _print_json(bench_core(store))
     elif what == "voice":
-        from appliance.voice.bench import run_bench
+        from appliance.bench.voice import bench_voice
 
-        _print_json(run_bench())
+        def voice_progress(line: str) -> None:
+            typer.echo(f"bench voice: {line}", err=True)
+
+        _print_json(bench_voice(
+            held_out_sample=sample, fa_hours=fa_hours,
+            recognizers=[r.strip() for r in recognizers.split(",") if r.strip()],
+            held_out_only=held_out_only, progress=voice_progress,
+        ))
+    elif what == "voice-corpus":
+        from appliance.bench.spoken.corpus import write_corpus
+        from appliance.bench.spoken.voices import SynthesisError
+
+        if out is None or part not in ("tune", "heldout"):
+            raise CliError("voice-corpus needs --out DIR and --part tune or heldout")
+        try:
+            n = write_corpus(out, part, limit,  # type: ignore[arg-type]
+                             progress=lambda line: typer.echo(f"voice-corpus: {line}", err=True))
+        except SynthesisError as e:
+            raise CliError(str(e)) from None
+        typer.echo(f"{n} items in {out} (manifest.jsonl)")
     elif what == "planner":
         from appliance.bench.planner import CORPUS, HELD_OUT, bench_planner, packaged_llms
         from appliance.intents.grammar import GrammarPlanner

@@ -1,0 +1,133 @@
+"""The spoken corpus generator (appliance/bench/spoken): the held-out split, coverage of the
+grammar's families, and the conditions, on real TTS engines (espeak-ng, flite) and real sox."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from appliance.bench.spoken.conditions import (
+    CONDITIONS,
+    PAD_S,
+    as_float,
+    make_babble,
+    mix_at_snr,
+    reverberate,
+    snr_db,
+    sox_noise,
+)
+from appliance.bench.spoken.corpus import clean_speech, items, load_part
+from appliance.bench.spoken.outcome import planned
+from appliance.bench.spoken.voices import Voice
+from appliance.voice.audio_file import PIPELINE_RATE
+
+COMMANDS_YAML = Path(__file__).parents[1] / "appliance/intents/sentences/commands.yaml"
+needs_tts = pytest.mark.skipif(
+    not (shutil.which("espeak-ng") and shutil.which("sox") and shutil.which("flite")),
+    reason="espeak-ng, flite and sox come with scripts/setup.sh",
+)
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("APPLIANCE_VOICE_CORPUS_CACHE", str(tmp_path / "cache"))
+
+
+def grammar_families() -> set[str]:
+    doc = yaml.safe_load(COMMANDS_YAML.read_text(encoding="utf-8"))
+    return set(doc["intents"])
+
+
+def test_no_held_out_voice_or_sentence_in_the_tuning_part() -> None:
+    tune, held = load_part("tune"), load_part("heldout")
+    assert not {v.label for v in tune.voices} & {v.label for v in held.voices}
+    # The tuning part is Piper and espeak-ng's plain male en-us / en voices only.
+    for v in tune.voices:
+        assert v.engine == "piper" or (v.engine == "espeak" and v.name in ("en-us", "en")), v
+    # Every festival and flite voice, espeak's female variants and an accent are held out.
+    held_engines = {v.engine for v in held.voices}
+    assert {"festival", "flite"} <= held_engines
+    assert {v.name.split("+")[1] for v in held.voices if "+f" in v.name} == {
+        "f1", "f2", "f3", "f4", "f5"}
+    assert any(v.name.startswith("en-gb-") for v in held.voices)
+    tune_items = items("tune")
+    assert not {i.voice.engine for i in tune_items} & {"festival", "flite"}
+    assert not any("+f" in i.voice.name for i in tune_items)
+
+    def sentences(part: str) -> set[str]:
+        d = load_part(part)
+        return {s for scenes in d.sentences.values() for ss in scenes.values() for s in ss}
+
+    assert not sentences("tune") & sentences("heldout")
+    assert not set(tune.non_wake) & set(held.non_wake)
+
+
+@pytest.mark.parametrize("part", ["tune", "heldout"])
+def test_every_family_of_the_grammar_on_three_scenes(part: str) -> None:
+    definition = load_part(part)
+    assert set(definition.sentences) == grammar_families()
+    for family, scenes in definition.sentences.items():
+        assert len([s for s, ss in scenes.items() if ss]) >= 3, family
+    every = items(part)  # type: ignore[arg-type]
+    assert {i.condition.name for i in every} == {c.name for c in CONDITIONS}
+    assert all(i.spoken.lower().startswith("hey juniper, ") for i in every)
+
+
+def test_an_item_expects_what_the_grammar_plans_from_its_text() -> None:
+    send = planned("messages", "click send")
+    assert send["intent"]["intent"] == "activate"
+    assert send["intent"]["target"] == "send"
+    volume = planned("radio", "volume to eighty")
+    assert volume["intent"]["intent"] == "set_value" and volume["intent"]["value"] == 80
+
+
+@needs_tts
+@pytest.mark.parametrize("target", [20.0, 10.0, 5.0])
+@pytest.mark.parametrize("kind", ["pink", "brown", "babble"])
+def test_noise_is_mixed_at_the_asked_snr(target: float, kind: str) -> None:
+    speech = clean_speech(Voice(engine="espeak", name="en-us+f2"), "Hey juniper, tick urgent.")
+    seconds = len(speech) / 2 / PIPELINE_RATE + 2 * PAD_S
+    if kind == "babble":
+        streams = [clean_speech(Voice(engine="flite", name=n), "The bus was late again today.")
+                   for n in ("slt", "rms", "awb")]
+        noise = np.tile(make_babble(streams), 4)[: int(seconds * PIPELINE_RATE) + 1]
+    else:
+        noise = sox_noise(kind, seconds, seed=7)  # type: ignore[arg-type]
+    mixed = as_float(mix_at_snr(speech, noise, target))
+    pad = int(PAD_S * PIPELINE_RATE)
+    s = as_float(speech)
+    words = mixed[pad : pad + len(s)].astype(np.float64)
+    gain = float(np.dot(words, s) / np.dot(s, s))  # the mix may be scaled down as a whole
+    assert snr_db(gain * s, words - gain * s) == pytest.approx(target, abs=0.5)
+    assert np.abs(mixed[:pad]).max() > 0  # the noise starts before the words
+
+
+@needs_tts
+def test_reverb_changes_the_audio() -> None:
+    speech = clean_speech(Voice(engine="flite", name="kal"), "Hey juniper, click send.")
+    wet = as_float(reverberate(speech, 70))
+    pad = int(PAD_S * PIPELINE_RATE)
+    dry = np.concatenate([np.zeros(pad), as_float(speech), np.zeros(pad)])
+    n = min(len(wet), len(dry))
+    diff = wet[:n] - dry[:n] * float(np.dot(wet[:n], dry[:n]) / np.dot(dry[:n], dry[:n]))
+    # Far from a scaled copy: the room's reflections are a large part of what is heard.
+    assert np.sqrt(np.mean(diff**2)) > 0.1 * np.sqrt(np.mean(dry[:n] ** 2))
+    # ...and the tail rings on after the dry words ended.
+    end = pad + len(speech) // 2
+    assert np.abs(wet[end : end + pad // 2]).max() > 0.01
+
+
+@needs_tts
+def test_the_audio_is_cached_by_its_inputs(tmp_path: Path) -> None:
+    voice = Voice(engine="espeak", name="en-gb-x-rp", rate=165, pitch=40)
+    first = clean_speech(voice, "Hey juniper, scroll down.")
+    assert first == clean_speech(voice, "Hey juniper, scroll down.")
+    cached = list((tmp_path / "cache").glob("*.pcm"))
+    assert len(cached) == 1
+    other = clean_speech(Voice(engine="espeak", name="en-gb-x-rp", rate=120, pitch=40),
+                         "Hey juniper, scroll down.")
+    assert other != first and len(list((tmp_path / "cache").glob("*.pcm"))) == 2
