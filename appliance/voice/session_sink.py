@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from uuid import UUID
@@ -57,21 +58,24 @@ class SessionSink:
         self.planner = planner
         self.on_report = on_report
         self.device = device
+        # The screen is read by the recognizer's thread and acted on by the turn's: one at a
+        # time, since AT-SPI's GLib bindings failed with two threads in them at once.
+        self._screen = threading.Lock()
 
     def vocabulary(self) -> list[str]:
-        with self.desktop() as screen:
+        with self._screen, self.desktop() as screen:
             snapshot = screen.snapshot()
         return [*snapshot.names(), *snapshot.applications, *snapshot.launchable, *COMMAND_WORDS]
 
     def screen_names(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The names the grammar's {target} and {app} take on this screen (the closed set)."""
-        with self.desktop() as screen:
+        with self._screen, self.desktop() as screen:
             snapshot = screen.snapshot()
         return tuple(snapshot.names()), (*snapshot.applications, *snapshot.launchable)
 
     def handle(self, utterance: Utterance) -> Reply:
         try:
-            with self.desktop() as screen:
+            with self._screen, self.desktop() as screen:
                 session = new_session(
                     self.journal, screen, self.planner, speaks_later=True, device=self.device
                 )

@@ -7,6 +7,7 @@ import logging
 import math
 import time
 from collections.abc import AsyncGenerator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -204,6 +205,10 @@ class WhisperSTTService(STTService):
         self._buffer = bytearray()
         self._preroll = bytearray()
         self._speculation: asyncio.Task[Transcript] | None = None
+        # One thread hears every segment, speculative or not, one at a time: hearing reads the
+        # screen (AT-SPI through GLib), and two threads reading it at once failed inside the
+        # booted image ("Expected GLib.VariantType, but got gi.repository.GLib.VariantType").
+        self._hearing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stt")
 
     def can_generate_metrics(self) -> bool:
         return False
@@ -245,7 +250,7 @@ class WhisperSTTService(STTService):
         # Whisper drops a last word that ends abruptly: give it a little silence after.
         pcm += bytes(int(TRAILING_SILENCE_S * RATE) * 2)
         try:
-            return await asyncio.to_thread(self._hear, pcm)
+            return await asyncio.get_running_loop().run_in_executor(self._hearing, self._hear, pcm)
         except Exception as e:  # one bad segment must not stall the pipeline: it hears nothing
             log.warning("transcription failed: %s", e)
             return Transcript("", None, 0.0, len(pcm) / 2 / RATE)
