@@ -229,6 +229,41 @@ def bench_rss() -> dict[str, Any]:
     return {"peak_rss_mb": child["peak_rss_mb"], "heard": child["heard"]}
 
 
+class SilentMicrophone:
+    """A live source that gives silence in real time, `seconds` long: the idle loop's cost."""
+
+    live = True
+
+    def __init__(self, seconds: float) -> None:
+        self._seconds = seconds
+        self._due = self._end = 0.0
+
+    def open(self) -> None:
+        self._due = time.monotonic()
+        self._end = self._due + self._seconds
+
+    def read(self, samples: int) -> bytes | None:
+        if self._due >= self._end:
+            return None
+        self._due += samples / PIPELINE_RATE
+        time.sleep(max(0.0, self._due - time.monotonic()))
+        return bytes(samples * 2)
+
+    def close(self) -> None:
+        pass
+
+
+def bench_idle_cpu(seconds: float = 20.0) -> dict[str, Any]:
+    """CPU the listening loop takes while nobody speaks (a device idles most of the day)."""
+    from appliance.voice.commands import VoiceOptions, engines, run_voice
+
+    loaded = engines("whisper")
+    cpu, wall = time.process_time(), time.monotonic()
+    run_voice(SilentMicrophone(seconds), BenchSink(), loaded, None, VoiceOptions())
+    share = (time.process_time() - cpu) / (time.monotonic() - wall)
+    return {"seconds": seconds, "cpu_share_of_one_core": round(share, 3)}
+
+
 def run_bench() -> dict[str, Any]:
     return {
         "pipeline": bench_pipeline(),
@@ -237,6 +272,7 @@ def run_bench() -> dict[str, Any]:
         "tts": bench_tts(),
         "run": bench_rss(),
         "barge_in": bench_barge_in(),
+        "idle_listening": bench_idle_cpu(),
         "goals": {"end_of_speech_to_action_done_p50_ms": 900, "tts_first_audio_warm_ms": 250,
                   "peak_rss_mb": 700},
     }
