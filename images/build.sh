@@ -130,7 +130,9 @@ in_root python3 -m venv --system-site-packages /opt/appliance
 if [ "$ARCH" = amd64 ]; then
     in_root /opt/appliance/bin/pip install -q --no-index --find-links /tmp/wheels "appliance[$EXTRAS]"
 else
-    # Build tools only for the few sdists (pyaudio, evdev, python-uinput), then removed again.
+    # Build tools only for the few sdists (pyaudio, evdev, python-uinput), then removed again;
+    # the base keeps no package lists (mmdebstrap empties them), so they are fetched first.
+    in_root apt-get update -q
     in_root apt-get install -y -q --no-install-recommends gcc libc6-dev python3-dev portaudio19-dev
     in_root /opt/appliance/bin/pip install -q "/tmp/src[${EXTRAS}]"
     in_root apt-get purge -y -q --auto-remove gcc libc6-dev python3-dev portaudio19-dev

@@ -150,6 +150,45 @@ def test_a_short_pause_mid_command_cancels_the_early_transcript(loaded: Engines)
     assert stats.segments == 1 and stats.heard[0]["speculative"]  # type: ignore[attr-defined]
 
 
+class ScreenWatchingSink(ScriptedSink):
+    """Notes which threads read the screen and whether two ever read it at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.readers: set[int] = set()
+        self.inside = self.most_at_once = 0
+        self._lock = threading.Lock()
+
+    def vocabulary(self) -> list[str]:
+        with self._lock:
+            self.inside += 1
+            self.most_at_once = max(self.most_at_once, self.inside)
+            self.readers.add(threading.get_ident())
+        time.sleep(0.3)  # as slow as AT-SPI on a small device: overlaps would show
+        with self._lock:
+            self.inside -= 1
+        return super().vocabulary()
+
+
+@pytest.mark.parametrize("recognizer", ["open", "closed"])
+def test_the_screen_is_read_by_one_thread_at_a_time(loaded: Engines, recognizer: str) -> None:
+    """Speculative and final transcripts both read the screen; in the booted image two AT-SPI
+    reads at once failed inside GLib, so every hearing runs on one thread, one at a time."""
+    first = np.frombuffer(say("Hey juniper.", "piper"), dtype="<i2")
+    voiced = np.nonzero(np.abs(first) > 300)[0]
+    head = first[: voiced[-1] + 1].tobytes()
+    audio = Pcm(silence(0.8) + head + silence(0.22) + say("Check urgent.", "piper")
+                + silence(1.0) + say("Hey juniper, click send.", "piper") + silence(0.8),
+                PIPELINE_RATE)
+    sink = ScreenWatchingSink()
+    stats = run_voice(WavSource(pcm=audio), sink, loaded, None,
+                      VoiceOptions(recognizer=recognizer))  # type: ignore[arg-type]
+    assert stats.heard and stats.heard[0]["speculative"], stats.heard
+    assert sink.most_at_once == 1
+    hearing = {r for r in sink.readers if r != threading.main_thread().ident}
+    assert len(hearing) == 1, sink.readers
+
+
 def test_a_bare_yes_without_a_question_is_ignored(loaded: Engines) -> None:
     audio = session_audio("Hey juniper, check urgent.", 1.2, "Yes.", voice="espeak")
     sink, _ = run(audio, loaded)
