@@ -180,6 +180,9 @@ def test_a_near_miss_of_the_wake_phrase_is_not_taken_for_it_on_any_screen(
              for scene in SCENES}
     assert {h.wake for h in heard.values()} == {wake}, heard
     assert len({h.wake_margin for h in heard.values()}) == 1, heard  # no screen in it
+    if not wake:  # the fixed pass alone takes it for the wake phrase: the test can fail
+        alone = ClosedWhisperRecognizer(recognizer.engine, wake_confirm=None)
+        assert alone.hear(audio, sentences("messages")).wake, "not a near miss of the first pass"
     if wake:  # what follows depends on the screen's sentences ("click save" on Settings)
         assert heard["messages"].text == "hey juniper click send", heard
         assert all(h.text.startswith("hey juniper click") for h in heard.values()), heard

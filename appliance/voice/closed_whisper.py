@@ -141,8 +141,12 @@ class ClosedWhisperRecognizer:
 
     name = "closed:whisper"
 
-    def __init__(self, engine: WhisperEngine, wake_phrase: str = "hey juniper") -> None:
+    def __init__(self, engine: WhisperEngine, wake_phrase: str = "hey juniper",
+                 wake_confirm: float | None = WAKE_MARGIN) -> None:
+        """`wake_confirm`: the second opinion's margin, or None for the fixed pass alone (the
+        trade: docs/voice-corpus.md, "The wake phrase's second opinion")."""
         self.engine = engine
+        self.wake_confirm = wake_confirm
         self.scorer = WhisperScorer(engine)
         self.gate = WakeGate(wake_phrase)
         self.wake_phrase = " ".join(self.gate.phrase_words)
@@ -175,9 +179,10 @@ class ClosedWhisperRecognizer:
         if not tokens or no_speech > NO_SPEECH_MAX:
             return Heard("", "open", False, greedy, None, None)
         margin = None
-        if self.gate.split(greedy) is not None:
+        wake = self.gate.split(greedy) is not None
+        if wake and self.wake_confirm is not None:
             margin = self.wake_margin(encoded, frames)
-        wake = margin is not None and margin >= WAKE_MARGIN
+            wake = margin >= self.wake_confirm
         command = self._command(greedy, wake)
         lead = self.wake_phrase + " " if wake else ""
         if not command:  # the wake phrase alone
