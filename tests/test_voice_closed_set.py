@@ -26,6 +26,7 @@ from appliance.voice.engines import Engines
 from appliance.voice.session_sink import SessionSink
 from appliance.voice.sources import WavSource
 from appliance.voice.stt_whisper import TRAILING_SILENCE_S
+from appliance.voice.wake import WakeGate
 from appliance.wiring import build_planner, opened_desktop
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -157,6 +158,39 @@ def test_the_wake_decision_is_the_same_on_every_screen(
     heard = {name: recognizer.hear(audio, s, v) for name, (s, v) in screens.items()}
     assert {h.wake for h in heard.values()} == {wake}, heard
     assert len({h.greedy for h in heard.values()}) == 1, heard  # the wake pass saw no screen
+
+
+@pytest.mark.parametrize(
+    ("said", "voice", "wake"),
+    [
+        ("hey jennifer, click send", "piper", False),
+        ("hey jennifer, click send", "espeak", False),
+        ("hey june, open the calendar", "piper", False),
+        ("hey june, open the calendar", "espeak", False),
+        ("hey juniper, click send", "espeak", True),
+    ],
+)
+def test_a_near_miss_of_the_wake_phrase_is_not_taken_for_it_on_any_screen(
+    recognizer: ClosedWhisperRecognizer, said: str, voice: str, wake: bool
+) -> None:
+    """The fixed prompt holds "Hey Juniper" and made these into it; the second opinion (the wake
+    phrase forced on the audio with no prompt) tells them apart, the same on every screen."""
+    audio = segment(said, voice)
+    heard = {scene: recognizer.hear(audio, sentences(scene), vocabulary(SCENES[scene]))
+             for scene in SCENES}
+    assert {h.wake for h in heard.values()} == {wake}, heard
+    assert len({h.wake_margin for h in heard.values()}) == 1, heard  # no screen in it
+    if not wake:  # the fixed pass alone takes it for the wake phrase: the test can fail
+        alone = ClosedWhisperRecognizer(recognizer.engine, wake_confirm=None)
+        assert alone.hear(audio, sentences("messages")).wake, "not a near miss of the first pass"
+    if wake:  # what follows depends on the screen's sentences ("click save" on Settings)
+        assert heard["messages"].text == "hey juniper click send", heard
+        assert all(h.text.startswith("hey juniper click") for h in heard.values()), heard
+        return
+    # And the pipeline's gate does not take the words for the wake phrase either.
+    for h in heard.values():
+        decision = WakeGate().decide(h.text, 0.0, h.wake)
+        assert decision.kind == "ignored", (h, decision)
 
 
 def espeak_in_noise(text: str, rate: int, snr_db: float, seed: int) -> bytes:

@@ -128,6 +128,17 @@ def test_wake_phrase_is_matched_fuzzily(heard: str) -> None:
     assert WakeGate().decide(heard, 0.0).text == "open messages"
 
 
+def test_a_spotter_that_heard_no_wake_phrase_overrules_the_text() -> None:
+    """The closed path's second opinion said no: words spelling the phrase are not the phrase,
+    but a window still takes them as a command."""
+    gate = WakeGate()
+    assert gate.decide("hey juniper click send", 0.0, wake_heard=False).kind == "ignored"
+    assert gate.decide("hey juniper click send", 0.0, wake_heard=None).kind == "command"
+    gate.open_window(1.0)
+    d = gate.decide("click send", 2.0, wake_heard=False)
+    assert (d.kind, d.via) == ("command", "window")
+
+
 def test_speech_without_wake_phrase_only_counts() -> None:
     # The count is the pipeline's (`VoiceStats.ignored`, test_voice_pipeline); the gate keeps none.
     gate = WakeGate()

@@ -2,10 +2,13 @@
 prompt (the wake decision and the open transcript), then the screen's nearest sentences scored.
 
 The fixed prompt never holds the screen's names, so whether the wake phrase is heard does not
-change with the screen. The greedy text picks a short list of the screen's sentences by
-spelling; CTranslate2 scores each of them as a forced transcript of the same audio
-(`Whisper.align`'s token probabilities). The best one is taken if Whisper finds it about as
-likely as what it heard freely; otherwise the greedy text goes on as open transcription.
+change with the screen. It does hold the wake phrase, which makes near misses ("hey jennifer")
+into it: a second opinion with no prompt at all (`wake_margin`) confirms it.
+
+The greedy text picks a short list of the screen's sentences by spelling; CTranslate2 scores
+each of them as a forced transcript of the same audio (`Whisper.align`'s token probabilities).
+The best one is taken if Whisper finds it about as likely as what it heard freely; otherwise the
+greedy text goes on as open transcription.
 """
 
 from __future__ import annotations
@@ -41,6 +44,12 @@ SHORTLIST = 8
 MARGIN = 1.3
 """How far below the free transcript's mean token log-probability a sentence may score."""
 FLOOR = -1.9
+WAKE_MARGIN = -2.25
+"""The second opinion on the wake phrase: Whisper's mean token log-probability of "Hey
+Juniper" forced at the start of the audio (no prompt) may be at most this far below that of
+what it heard there freely. Tuned on the tuning part (scripts/wake_tune.py): 120 wake and 330
+non-wake clips, clean and 10 dB; true wakes scored -2.0 and up but for 4 espeak clips at 10 dB,
+near misses ("hey junior", "hey jenna", "okay, juniper is ...") -2.48 and below."""
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 """A sentence scoring below this is not what was said, however poor the free transcript."""
 
@@ -57,6 +66,7 @@ class Heard:
     greedy_score: float | None
     best: str = ""  # the best sentence of the set, taken or not
     confidence: float | None = None  # e^(mean token log-probability) of the text given
+    wake_margin: float | None = None  # the second opinion's, when the fixed pass heard it
 
 
 class WhisperScorer:
@@ -96,22 +106,24 @@ class WhisperScorer:
     def score(self, encoded: Any, frames: int, prompt: list[int],
               texts: list[list[int]]) -> list[float]:
         """Mean log-probability of each token sequence as the transcript of the audio."""
+        return [sum(t) / max(1, len(t)) for t in self.token_logprobs(encoded, frames, prompt,
+                                                                     texts)]
+
+    def token_logprobs(self, encoded: Any, frames: int, prompt: list[int],
+                       texts: list[list[int]]) -> list[list[float]]:
+        """Each token's log-probability, each sequence forced as the transcript of the audio."""
         import ctranslate2  # type: ignore[import-untyped]
 
         batch = np.repeat(np.asarray(encoded), len(texts), axis=0)
         results = self._ct2.align(ctranslate2.StorageView.from_array(batch), prompt, texts,
                                   [frames] * len(texts))
-        return [_mean_log(r.text_token_probs) for r in results]
+        return [[math.log(max(p, 1e-9)) for p in r.text_token_probs] for r in results]
 
 
 def compression_ratio(text: str) -> float:
     """faster-whisper's mark of a repetition loop ("hit, hit, hit, ...")."""
     data = text.encode()
     return len(data) / max(1, len(zlib.compress(data)))
-
-
-def _mean_log(probs: list[float]) -> float:
-    return sum(math.log(max(p, 1e-9)) for p in probs) / max(1, len(probs))
 
 
 def written(sentence: str, heard: str, cased: dict[str, str], lead: str) -> str:
@@ -129,14 +141,32 @@ class ClosedWhisperRecognizer:
 
     name = "closed:whisper"
 
-    def __init__(self, engine: WhisperEngine, wake_phrase: str = "hey juniper") -> None:
+    def __init__(self, engine: WhisperEngine, wake_phrase: str = "hey juniper",
+                 wake_confirm: float | None = WAKE_MARGIN) -> None:
+        """`wake_confirm`: the second opinion's margin, or None for the fixed pass alone (the
+        trade: docs/voice-corpus.md, "The wake phrase's second opinion")."""
         self.engine = engine
+        self.wake_confirm = wake_confirm
         self.scorer = WhisperScorer(engine)
         self.gate = WakeGate(wake_phrase)
         self.wake_phrase = " ".join(self.gate.phrase_words)
         self._prompt = self.scorer.prompt(bias_prompt([], wake_phrase))
         # Sentences are scored without the prompt: half the cost, and as far apart.
         self._plain = self.scorer.prompt(None)
+        self._wake_tokens: list[int] = self.scorer.tokenizer.encode(
+            " " + self.wake_phrase.title())
+
+    def wake_margin(self, encoded: Any, frames: int) -> float:
+        """How much less likely Whisper finds the wake phrase at the start of the audio than
+        what it hears there with no prompt (mean token log-probabilities): the fixed prompt
+        holds "Hey Juniper" and makes "hey jennifer" or "hey junior" into it, this does not.
+        The wake tokens come first, so their forced probabilities do not depend on the rest."""
+        scorer = self.scorer
+        _text, tokens, logprob, no_speech = scorer.greedy(encoded, self._plain)
+        if not tokens or no_speech > NO_SPEECH_MAX:
+            return -math.inf
+        forced = scorer.token_logprobs(encoded, frames, self._plain, [self._wake_tokens])[0]
+        return sum(forced) / len(forced) - logprob
 
     def hear(
         self, pcm: bytes, sentences: SentenceSet, vocabulary: Sequence[str] = ()
@@ -148,15 +178,20 @@ class ClosedWhisperRecognizer:
         greedy, tokens, logprob, no_speech = scorer.greedy(encoded, self._prompt)
         if not tokens or no_speech > NO_SPEECH_MAX:
             return Heard("", "open", False, greedy, None, None)
+        margin = None
         wake = self.gate.split(greedy) is not None
+        if wake and self.wake_confirm is not None:
+            margin = self.wake_margin(encoded, frames)
+            wake = margin >= self.wake_confirm
         command = self._command(greedy, wake)
         lead = self.wake_phrase + " " if wake else ""
         if not command:  # the wake phrase alone
-            return Heard(lead, "open", wake, greedy, None, None, "", math.exp(logprob))
+            return Heard(lead, "open", wake, greedy, None, None, "", math.exp(logprob),
+                         margin)
         if command in sentences and logprob >= MIN_AVG_LOGPROB:
             # Heard freely as a sentence of the set: nothing to weigh it against.
             return Heard(lead + command, "closed", wake, greedy, None, None, command,
-                         math.exp(logprob))
+                         math.exp(logprob), margin)
         # With the screen's names in the prompt Whisper spells them better ("click send", not
         # "click and"), and invents them more: that decode only proposes sentences, which are
         # scored without it, and is the open transcript, as on the open path.
@@ -184,11 +219,11 @@ class ClosedWhisperRecognizer:
             best, score = shortlist[i], scores[1 + i]
             if score >= max(FLOOR, greedy_score - MARGIN):
                 return Heard(lead + best, "closed", wake, greedy, score, greedy_score, best,
-                             math.exp(score))
+                             math.exp(score), margin)
         # Open transcription, filtered as the open path filters it (stt_whisper.py).
         text = lead + screen_command if screen_logprob >= MIN_AVG_LOGPROB else lead
         return Heard(text, "open", wake, greedy, score, greedy_score, best,
-                     math.exp(screen_logprob))
+                     math.exp(screen_logprob), margin)
 
     def _command(self, text: str, wake: bool) -> str:
         """The words of `text` after the wake phrase (or after as many words, when the fixed

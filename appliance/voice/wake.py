@@ -55,6 +55,14 @@ class WakeGate:
 
     def split(self, text: str) -> str | None:
         """The words after the wake phrase, or None if the text does not start with it."""
+        score, end = self.match(text)
+        if score < self.threshold:
+            return None
+        return " ".join(words(text)[end:])
+
+    def match(self, text: str) -> tuple[float, int]:
+        """How well the start of `text` spells the wake phrase (rapidfuzz ratio, 0-100), and
+        how many of its words that start is."""
         ws = words(text)
         target = " ".join(self.phrase_words)
         n = len(self.phrase_words)
@@ -71,9 +79,7 @@ class WakeGate:
                     continue
                 if score > best[0]:
                     best = (score, skip + k)
-        if best[0] < self.threshold:
-            return None
-        return " ".join(ws[best[1] :])
+        return best
 
     def strip_wake_start(self, ws: list[str]) -> list[str]:
         """A command in a window may start with part of the wake phrase again ("hey, check
@@ -94,7 +100,9 @@ class WakeGate:
     ) -> WakeDecision:
         """`wake_heard`: a dedicated spotter's verdict on the same audio, when there is one;
         `talking`: the switch says this speech is a command (push-to-talk)."""
-        rest = self.split(text)
+        # A spotter that heard no wake phrase has the last word: the text may still spell it
+        # (the closed path's best sentence, or words Whisper made into it).
+        rest = self.split(text) if wake_heard is not False else None
         if rest is None and wake_heard:
             rest = " ".join(words(text)[len(self.phrase_words) :])
         if rest is not None:
