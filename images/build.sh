@@ -134,7 +134,10 @@ else
     # the base keeps no package lists (mmdebstrap empties them), so they are fetched first.
     in_root apt-get update -q
     in_root apt-get install -y -q --no-install-recommends gcc libc6-dev python3-dev portaudio19-dev
-    in_root /opt/appliance/bin/pip install -q "/tmp/src[${EXTRAS}]"
+    # pip trusts what the building machine trusts (a proxy's CA, say), for this step only.
+    cp -L "${PIP_CERT:-/etc/ssl/certs/ca-certificates.crt}" "$root/tmp/build-ca.crt"
+    in_root /opt/appliance/bin/pip install -q --cert /tmp/build-ca.crt "/tmp/src[${EXTRAS}]"
+    rm -f "$root/tmp/build-ca.crt"
     in_root apt-get purge -y -q --auto-remove gcc libc6-dev python3-dev portaudio19-dev
 fi
 ln -sf /opt/appliance/bin/appliance "$root/usr/bin/appliance"

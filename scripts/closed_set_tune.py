@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from appliance.bench.spoken.outcome import scene_path
 from appliance.desktop.scene import Scene
 from appliance.desktop.sim import SimDesktop
 from appliance.intents.grammar.planner import GrammarPlanner
@@ -32,13 +33,7 @@ from appliance.voice.session_sink import COMMAND_WORDS
 from appliance.voice.stt_whisper import TRAILING_SILENCE_S
 from appliance.voice.wake import WakeGate
 
-ROOT = Path(__file__).resolve().parents[1]
-SCENES = {
-    "messages": ROOT / "appliance/scenes/messages.json",
-    "mail": ROOT / "appliance/bench/scenes/mail.json",
-    "radio": ROOT / "appliance/bench/scenes/radio.json",
-    "settings": ROOT / "appliance/bench/scenes/settings.json",
-}
+SCENES = {name: scene_path(name) for name in ("messages", "mail", "radio", "settings")}
 COMMON = ["undo that", "what is on the screen", "cancel that", "scroll down"]
 COMMANDS = {
     "messages": ["tick urgent", "untick urgent", "click send", "press call", "select grandma",

@@ -199,3 +199,11 @@ def real_browser(real_session: Path) -> Iterator[Any]:
     finally:
         stop(browser.proc)
         form.close()
+
+
+@pytest.fixture(scope="session")
+def loaded() -> Any:
+    """The speech engines (Whisper tiny.en, Piper), loaded once for the voice tests."""
+    from appliance.voice.commands import engines
+
+    return engines("whisper")

@@ -15,12 +15,13 @@ import pytest
 from appliance.voice import commands
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm
 from appliance.voice.barge_in import barge_in
-from appliance.voice.commands import VoiceOptions, engines, run_voice, speech_pcm
+from appliance.voice.commands import VoiceOptions, engines, run_voice
 from appliance.voice.engines import Engines
 from appliance.voice.pipeline import VoiceStats
 from appliance.voice.room import SimulatedRoom
 from appliance.voice.sink import Reply, Utterance
 from appliance.voice.wake import WakeGate
+from tests.speech import say, silence
 
 assert shutil.which("espeak-ng") and shutil.which("sox"), "espeak-ng/sox missing: run setup.sh"
 
@@ -52,20 +53,6 @@ class ReadingSink:
     @property
     def texts(self) -> list[str]:
         return [u.text for u in self.utterances]
-
-
-@pytest.fixture(scope="session")
-def loaded() -> Engines:
-    return engines("whisper")
-
-
-@cache
-def say(text: str, voice: str) -> bytes:
-    return speech_pcm(text, voice)
-
-
-def silence(seconds: float) -> bytes:
-    return bytes(int(seconds * PIPELINE_RATE) * 2)
 
 
 def person(*parts: str | float, voice: str = "espeak") -> Pcm:

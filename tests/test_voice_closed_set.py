@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from appliance.bench.spoken.outcome import scene_path
 from appliance.desktop.scene import Scene
 from appliance.desktop.sim import SimDesktop
 from appliance.journal.application import Journal
@@ -29,13 +30,7 @@ from appliance.voice.stt_whisper import TRAILING_SILENCE_S
 from appliance.voice.wake import WakeGate
 from appliance.wiring import build_planner, opened_desktop
 
-ROOT = Path(__file__).resolve().parents[1]
-SCENES = {
-    "messages": ROOT / "appliance/scenes/messages.json",
-    "mail": ROOT / "appliance/bench/scenes/mail.json",
-    "radio": ROOT / "appliance/bench/scenes/radio.json",
-    "settings": ROOT / "appliance/bench/scenes/settings.json",
-}
+SCENES = {name: scene_path(name) for name in ("messages", "mail", "radio", "settings")}
 
 
 @pytest.fixture(scope="module")

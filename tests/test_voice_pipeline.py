@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import threading
 import time
-from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -19,17 +18,16 @@ import pytest
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm, load_wav, write_wav
 from appliance.voice.commands import (
     VoiceOptions,
-    engines,
     listen,
     run_audio,
     run_voice,
-    speech_pcm,
     synthesize_demo_audio,
 )
 from appliance.voice.engines import Engines
 from appliance.voice.errors import VoiceError
 from appliance.voice.sink import Reply, Utterance
 from appliance.voice.sources import ResilientSource, WavSource
+from tests.speech import say, silence
 
 # scripts/setup.sh installs both; a missing one fails here rather than skip quietly.
 assert shutil.which("espeak-ng") and shutil.which("sox"), "espeak-ng/sox missing: run setup.sh"
@@ -70,20 +68,6 @@ class ScriptedSink:
     @property
     def texts(self) -> list[str]:
         return [u.text for u in self.utterances]
-
-
-@pytest.fixture(scope="session")
-def loaded() -> Engines:
-    return engines("whisper")
-
-
-@cache
-def say(text: str, voice: str) -> bytes:
-    return speech_pcm(text, voice)
-
-
-def silence(seconds: float) -> bytes:
-    return bytes(int(seconds * PIPELINE_RATE) * 2)
 
 
 def session_audio(*parts: str | float, voice: str) -> Pcm:
