@@ -136,7 +136,8 @@ else
     in_root apt-get install -y -q --no-install-recommends gcc libc6-dev python3-dev portaudio19-dev
     # pip trusts what the building machine trusts (a proxy's CA, say), for this step only.
     cp -L "${PIP_CERT:-/etc/ssl/certs/ca-certificates.crt}" "$root/tmp/build-ca.crt"
-    in_root /opt/appliance/bin/pip install -q --cert /tmp/build-ca.crt "/tmp/src[${EXTRAS}]"
+    # (as PIP_CERT, which pip's own build subprocesses inherit; --cert they do not)
+    in_root env PIP_CERT=/tmp/build-ca.crt /opt/appliance/bin/pip install -q "/tmp/src[${EXTRAS}]"
     rm -f "$root/tmp/build-ca.crt"
     in_root apt-get purge -y -q --auto-remove gcc libc6-dev python3-dev portaudio19-dev
 fi
