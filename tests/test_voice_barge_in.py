@@ -196,7 +196,7 @@ def test_barge_in_without_a_canceller_falls_back_to_the_mute(
 
 def test_the_room_echo_is_cancelled(loaded: Engines) -> None:
     """ERLE of the chosen canceller on the appliance's voice in the room: well above nothing."""
-    from appliance.voice.bench_barge_in import echo_figures
+    from appliance.bench.barge_in import echo_figures
 
     figures = echo_figures(seconds=12.0)
     assert figures["erle_db"] > 10.0, figures

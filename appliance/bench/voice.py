@@ -1,5 +1,6 @@
-"""`appliance bench voice`: the voice layer's own figures (appliance/voice/bench.py) and the
-spoken corpus's held-out part per recognizer (appliance/bench/spoken)."""
+"""`appliance bench voice`: the voice layer's own figures (appliance/voice/bench.py), barge-in
+(appliance/bench/barge_in.py) and the spoken corpus's held-out part per recognizer
+(appliance/bench/spoken)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,13 @@ def bench_voice(
     progress: Callable[[str], None] = lambda _line: None,
 ) -> dict[str, Any]:
     """`held_out_sample` items per voice and condition of the held-out part (0: none)."""
+    from appliance.bench.barge_in import bench_barge_in
     from appliance.bench.spoken.heldout_bench import run_held_out
     from appliance.voice.bench import run_bench
 
     report: dict[str, Any] = {} if held_out_only else run_bench()
+    if not held_out_only:
+        report["barge_in"] = bench_barge_in()
     if held_out_sample > 0:
         report["held_out"] = run_held_out(
             recognizers or ["open", "closed"], held_out_sample, fa_hours, progress)

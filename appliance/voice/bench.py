@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm, write_wav
-from appliance.voice.bench_barge_in import bench_barge_in
 from appliance.voice.sink import Reply, Utterance
 from appliance.voice.sources import CHUNK_SAMPLES, WavSource
 
@@ -271,7 +270,6 @@ def run_bench() -> dict[str, Any]:
         "stt_vosk": bench_vosk_korean(),
         "tts": bench_tts(),
         "run": bench_rss(),
-        "barge_in": bench_barge_in(),
         "idle_listening": bench_idle_cpu(),
         "goals": {"end_of_speech_to_action_done_p50_ms": 900, "tts_first_audio_warm_ms": 250,
                   "peak_rss_mb": 700},
