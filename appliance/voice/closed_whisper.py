@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from appliance.voice.closed_set import SentenceSet
+from appliance.voice.doubt import heard_clearly
 from appliance.voice.stt_whisper import (
     MAX_COMPRESSION_RATIO,
     MAX_TOKENS,
@@ -188,6 +189,10 @@ class ClosedWhisperRecognizer:
         if not command:  # the wake phrase alone
             return Heard(lead, "open", wake, greedy, None, None, "", math.exp(logprob),
                          margin)
+        if not heard_clearly(command):
+            # "uncheck urgent" heard as "and check urgent": the nearest sentence would be the
+            # opposite action, done without a question. Open, the validator asks first.
+            return Heard(lead + command, "open", wake, greedy, None, None, "", math.exp(logprob))
         if command in sentences and logprob >= MIN_AVG_LOGPROB:
             # Heard freely as a sentence of the set: nothing to weigh it against.
             return Heard(lead + command, "closed", wake, greedy, None, None, command,
