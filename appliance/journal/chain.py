@@ -17,7 +17,11 @@ from typing import Any
 from uuid import UUID
 
 from eventsourcing.persistence import StoredEvent
-from eventsourcing.postgres import PostgresAggregateRecorder, PostgresApplicationRecorder
+from eventsourcing.postgres import (
+    PostgresAggregateRecorder,
+    PostgresApplicationRecorder,
+    PostgresFactory,
+)
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteCursor
 from psycopg.sql import SQL, Identifier
 
@@ -222,6 +226,32 @@ class ChainedSQLiteRecorder(ChainReads, SQLiteApplicationRecorder):
         return [line for line in lines if line != "ok" and not line.startswith("***")]
 
 
+def created_alone(recorder: PostgresAggregateRecorder, create: Any) -> None:
+    """Create a recorder's tables, types and functions one process at a time: run at once,
+    CREATE ... IF NOT EXISTS and CREATE OR REPLACE race in the catalogue ("tuple concurrently
+    updated", duplicate keys in pg_type) and some of the openers fail."""
+    with recorder.datastore.get_connection() as conn:  # autocommit: a session-level lock
+        conn.execute("SELECT pg_advisory_lock(%s)", (CREATE_LOCK,))
+        try:
+            create()
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (CREATE_LOCK,))
+
+
+class SnapshotsPostgresRecorder(PostgresAggregateRecorder):
+    """The snapshots table, created under the same lock as the events and their chain."""
+
+    def create_table(self) -> None:
+        created_alone(self, super().create_table)
+
+
+class JournalPostgresFactory(PostgresFactory):
+    """eventsourcing's PostgreSQL factory with the snapshots recorder above (the events recorder
+    comes from APPLICATION_RECORDER_TOPIC)."""
+
+    aggregate_recorder_class = SnapshotsPostgresRecorder
+
+
 class ChainedPostgresRecorder(ChainReads, PostgresApplicationRecorder):
     key: bytes | None = None
 
@@ -244,15 +274,7 @@ class ChainedPostgresRecorder(ChainReads, PostgresApplicationRecorder):
         )
 
     def create_table(self) -> None:
-        """Create the tables, types and functions one process at a time: run at once, their
-        CREATE ... IF NOT EXISTS and CREATE OR REPLACE race in the catalogue ("tuple
-        concurrently updated", duplicate keys in pg_type) and some of the openers fail."""
-        with self.datastore.get_connection() as conn:  # autocommit: a session-level lock
-            conn.execute("SELECT pg_advisory_lock(%s)", (CREATE_LOCK,))
-            try:
-                super().create_table()
-            finally:
-                conn.execute("SELECT pg_advisory_unlock(%s)", (CREATE_LOCK,))
+        created_alone(self, super().create_table)
 
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any

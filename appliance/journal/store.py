@@ -104,6 +104,9 @@ def _shown_url(url: str) -> str:
     return f"{scheme}://{rest}"
 
 
+POSTGRES_FACTORY = "appliance.journal.chain:JournalPostgresFactory"
+
+
 def _postgres_env(url: str) -> dict[str, str]:
     parts = _split_postgres_url(url)
     if parts.scheme not in ("postgresql", "postgres"):
@@ -112,13 +115,17 @@ def _postgres_env(url: str) -> dict[str, str]:
     if not dbname:
         raise StoreError("a postgresql:// store needs a database name, e.g. .../appliance")
     return {
-        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        "PERSISTENCE_MODULE": POSTGRES_FACTORY,
         "POSTGRES_DBNAME": dbname,
         "POSTGRES_HOST": parts.hostname or "127.0.0.1",
         "POSTGRES_PORT": str(_port(parts, url)),
         "POSTGRES_USER": unquote(parts.username or "postgres"),
         "POSTGRES_PASSWORD": unquote(parts.password or ""),
         "POSTGRES_CONNECT_TIMEOUT": "5",
+        # One connection held per process, more only while busy: eventsourcing's default keeps
+        # five open, and forty devices of a care home would then fill a server's 100 slots.
+        "POSTGRES_POOL_SIZE": "1",
+        "POSTGRES_MAX_OVERFLOW": "3",
         "APPLICATION_RECORDER_TOPIC": "appliance.journal.chain:ChainedPostgresRecorder",
     }
 
@@ -139,7 +146,7 @@ def store_failure(doing: str, error: BaseException, env: Mapping[str, str]) -> s
         space = sqlite_space_problem(error, Path(env["SQLITE_DBNAME"]))
         if space:
             return f"cannot {doing} the journal: {space}"
-    if env.get("PERSISTENCE_MODULE") == "eventsourcing.postgres":
+    if env.get("PERSISTENCE_MODULE") == POSTGRES_FACTORY:
         reason = postgres_refusal(env)
         if reason:
             return f"cannot {doing} the journal store: {reason}"
