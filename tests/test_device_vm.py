@@ -4,16 +4,14 @@ One guest for the module: cage on tty1 shows the GTK test application, the appli
 unit of that session listening on ALSA's loopback (snd-aloop) as its microphone, the
 web page is a system unit. Then: kill -9 is restarted; SIGSTOP is caught by the watchdog; the
 plug is pulled during a burst of turns (`appliance say` on the GTK app over AT-SPI) and the
-journal, after the next boot, verifies and holds every turn seen committed before. With
-APPLIANCE_VM_SPEECH=1, a command said into the loopback microphone (Piper's voice, aplay in the
-guest) is to be heard by the appliance's own unit and carried out on the app, and kill -9 in the
-middle of it reported after the restart: not yet passing under software emulation.
+journal, after the next boot, verifies and holds every turn seen committed before. A command
+said into the loopback microphone (Piper's voice, aplay in the guest) is heard by the appliance's
+own unit and carried out, and kill -9 in the middle of it is reported after the restart.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from collections.abc import Iterator
@@ -116,32 +114,46 @@ def test_kill_9_is_restarted_and_the_journal_verifies(vm: DeviceVM) -> None:
     assert verified.ok, verified.out + verified.err
 
 
-# Opt-in until it passes: after the screen-reading fix the guest heard and executed "click
-# refresh" (112 s of Whisper under TCG), but DoAction returns before the app's 30 s handler, so
-# the turn is never in flight when killed (docs/device.md, "Speech in the booted image").
-@pytest.mark.skipif(not os.environ.get("APPLIANCE_VM_SPEECH"),
-                    reason="set APPLIANCE_VM_SPEECH=1: not yet passing under TCG (docs/device.md)")
+# Kills the appliance the moment a turn of its own is in flight: a poll from the host costs tens
+# of seconds under TCG, longer than the action lasts.
+KILL_IN_FLIGHT = """
+import os, subprocess, time
+pid = int(subprocess.run(["systemctl", "--user", "show", "-p", "MainPID", "--value",
+                          "appliance.service"], capture_output=True, text=True).stdout)
+print("watching", pid, flush=True)
+while not (turns := journal.in_flight_turns()):
+    time.sleep(0.2)
+os.kill(pid, 9)
+print("killed", pid, "while doing", turns[0].steps[-1].target, flush=True)
+"""
+
+
 def test_spoken_command_cut_by_kill_9_is_reported_after_the_restart(vm: DeviceVM) -> None:
-    """"click refresh" said into the microphone: the unit hears it and presses Refresh over
-    AT-SPI (the app then holds its main loop 30 s); kill -9 meanwhile; the restarted unit marks
-    the turn interrupted and says so, and the journal verifies."""
-    in_flight = "print(len(journal.in_flight_turns()))"
-
-    def acting() -> bool:
-        return int(vm.journal_py(in_flight, timeout=120).out.strip() or 0) >= 1
-
-    # Whisper under software emulation takes minutes for one sentence: one try, a long wait.
-    assert vm.say_until("hey juniper, click refresh", "refresh", acting, tries=2, wait_s=480), (
-        vm.sh("journalctl --no-pager -n 40 _UID=$(id -u appliance) | grep -v ALSA").out
-    )
+    """"open notes" said into the microphone: the unit hears it and launches Notes, a
+    slow-starting app (images/rootfs/test/etc/appliance/apps), then waits for its window; kill -9
+    meanwhile; the restarted unit marks the turn interrupted and says so; the journal verifies."""
     before = vm.appliance_pid()
-    assert vm.sh(f"kill -9 {before}").ok
+    script = ("import json\nfrom appliance.journal.application import Journal\n"
+              f"journal = Journal({STORE!r}, create=False)\n{KILL_IN_FLIGHT}")
+    vm.put("/tmp/kill-in-flight.py", script.encode())
+    vm.sh("nohup /opt/appliance/bin/python /tmp/kill-in-flight.py >/tmp/kill.log 2>&1 &",
+          user=True)
+    vm.wait_for("grep -q watching /tmp/kill.log", timeout=300)
+
+    def killed() -> bool:
+        return "killed" in vm.sh("cat /tmp/kill.log").out
+
+    # Whisper under software emulation takes minutes for one sentence: few tries, long waits.
+    assert vm.say_until("hey juniper, open notes", "open-notes", killed, tries=2, wait_s=480), (
+        vm.sh("cat /tmp/kill.log; journalctl --no-pager -n 40 _UID=$(id -u appliance) "
+              "| grep -v ALSA").out
+    )
     vm.wait_ready(old_pid=before, timeout=600)
     said = vm.journal_py(
         "print(json.dumps([t.spoken[-1] for t in journal.recent_turns(500) "
         "if t.outcome == 'interrupted']))", timeout=120)
     notices = json.loads(said.out.strip() or "[]")
-    assert any("interrupted" in n and "Refresh" in n for n in notices), said.out + said.err
+    assert any("interrupted" in n and "Notes" in n for n in notices), said.out + said.err
     verified = vm.sh(f"appliance audit verify --store {STORE}", user=True)
     assert verified.ok, verified.out + verified.err
 

@@ -206,3 +206,21 @@ def test_hold_to_talk_takes_only_what_is_said_while_held(tmp_path: Path, scene: 
     assert selected(scene) == ["Doctor"]
     assert element(scene, "Status").value == "Draft"  # not sent
     assert "Calendar" in SimDesktop.from_file(scene).snapshot().applications
+
+
+def test_a_press_hears_against_the_same_closed_set_as_the_wake_phrase(
+    tmp_path: Path, scene: Path
+) -> None:
+    """Push-to-talk wraps the session's sink: its screen names (applications too) still reach
+    the closed set, so "open calendar" after a press is a sentence of it."""
+    from appliance.voice.closed_set import closed_set
+    from appliance.voice.stt_closed import screen_reader
+
+    sink = SessionSink(Journal(str(tmp_path / "journal.sqlite")),
+                       lambda: opened_desktop(f"sim:{scene}"),
+                       build_planner(Settings(llm="off")))
+    names, words_of = screen_reader(TalkingSink(sink, PushToTalk("tap")))
+    read = names()
+    assert read == sink.screen_names() and read[1], read
+    assert "open calendar" in closed_set(*read)
+    assert words_of(read) == sink.vocabulary()

@@ -36,8 +36,8 @@ from appliance.voice.commands import (
     synthesize_demo_audio,
 )
 from appliance.voice.engines import Engines
-from appliance.voice.session_sink import COMMAND_WORDS, SessionSink
-from appliance.voice.sink import Reply, Utterance
+from appliance.voice.session_sink import SessionSink
+from appliance.voice.sink import COMMAND_WORDS, Reply, Utterance
 from appliance.voice.sources import WavSource
 
 DECISIONS = ["executed", "needs_confirmation", "executed", "undone"]

@@ -213,6 +213,12 @@ class DeviceVM:
 
     # -- the appliance inside ----------------------------------------------------------------
 
+    def put(self, path: str, data: bytes) -> None:
+        """Write a file in the guest (readable by all)."""
+        pushed = self._request({"put": path, "hex": data.hex()}, 60)
+        if not pushed.ok:
+            raise VMError(f"could not copy {path} into the guest: {pushed.err.strip()}")
+
     def say(self, words: str, name: str) -> float:
         """Say `words` into the guest's microphone (Piper's voice here, aplay into ALSA's
         loopback there); returns the guest's monotonic clock when the audio ended."""
@@ -222,9 +228,7 @@ class DeviceVM:
         wav = self.work / f"{name}.wav"
         gap = bytes(PIPELINE_RATE // 5 * 2)  # 0.2 s of silence either side, as a person pauses
         write_wav(wav, Pcm(gap + speech_pcm(words) + gap, PIPELINE_RATE))
-        pushed = self._request({"put": f"/tmp/{name}.wav", "hex": wav.read_bytes().hex()}, 60)
-        if not pushed.ok:
-            raise VMError(f"could not copy {name}.wav into the guest: {pushed.err.strip()}")
+        self.put(f"/tmp/{name}.wav", wav.read_bytes())
         played = self.sh(f"aplay -q -D plughw:Loopback,1,0 /tmp/{name}.wav", timeout=60)
         if not played.ok:
             raise VMError(f"aplay failed in the guest: {played.err.strip()}")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from appliance.settings import Settings
-from appliance.voice.sink import Reply, TurnSink, Utterance
+from appliance.voice.sink import Reply, ScreenNames, TurnSink, Utterance, names_reader
 from appliance.voice.wake import WINDOW_S
 
 TAP_WINDOW_S = WINDOW_S  # as long as the wake phrase's window
@@ -101,6 +101,11 @@ class TalkingSink:
 
     def vocabulary(self) -> list[str]:
         return self.sink.vocabulary()
+
+    def screen_names(self) -> ScreenNames:
+        """The inner sink's, so a command after a press is heard against the same closed set
+        (its applications too) as one after the wake phrase."""
+        return names_reader(self.sink)()
 
     def handle(self, utterance: Utterance) -> Reply:
         return self.sink.handle(utterance)

@@ -106,11 +106,14 @@ def run_voice(
 
     replying: Callable[[], bool] = lambda: False  # noqa: E731 (set once the output exists)
 
-    def vocabulary() -> list[str]:
+    def answers_around(words: list[str]) -> list[str]:
         # Over a reply, "stop" is the likely command (appliance/voice/barge_in.py); the wake
         # phrase and a command may come too.
         stops = ["Stop", "Cancel"] if replying() else []
-        return [*stops, *sink.vocabulary(), "yes", "no"]
+        return [*stops, *words, "yes", "no"]
+
+    def vocabulary() -> list[str]:
+        return answers_around(sink.vocabulary())
 
     stt: Any
     if loaded.engine == "vosk":
@@ -120,11 +123,12 @@ def run_voice(
         stt = VoskSTTService(loaded.vosk_model, vocabulary=grammar, wake_phrase=opts.wake_phrase)
     elif opts.recognizer == "closed":
         from appliance.voice.closed_whisper import ClosedWhisperRecognizer
-        from appliance.voice.stt_closed import ClosedSetSTTService, screen_names
+        from appliance.voice.stt_closed import ClosedSetSTTService, screen_reader
 
         assert loaded.whisper is not None
         recognizer = ClosedWhisperRecognizer(loaded.whisper, opts.wake_phrase)
-        stt = ClosedSetSTTService(recognizer, screen_names(sink), vocabulary)
+        names, words_of = screen_reader(sink)
+        stt = ClosedSetSTTService(recognizer, names, lambda read: answers_around(words_of(read)))
     else:
         from appliance.voice.stt_whisper import WhisperSTTService
 

@@ -13,33 +13,11 @@ from appliance.journal.application import Journal
 from appliance.journal.store import StoreError
 from appliance.session import TurnReport
 from appliance.voice.doubt import heard_clearly
-from appliance.voice.sink import Reply, Utterance
+from appliance.voice.sink import Reply, ScreenNames, Utterance, vocabulary_of
 from appliance.wiring import new_session
 
-# Words every command uses, so the recogniser is biased towards them as well as the screen.
-COMMAND_WORDS = (
-    "click",
-    "press",
-    "tap",
-    "type",
-    "into",
-    "tick",
-    "untick",
-    "select",
-    "open",
-    "scroll",
-    "undo",
-    "that",
-    "cancel",
-    "yes",
-    "no",
-    "what is on the screen",
-    "set",
-    "to",
-    "and then",
-)
-
 DesktopFactory = Callable[[], AbstractContextManager[Desktop]]
+
 
 
 class SessionSink:
@@ -63,11 +41,9 @@ class SessionSink:
         self._screen = threading.Lock()
 
     def vocabulary(self) -> list[str]:
-        with self._screen, self.desktop() as screen:
-            snapshot = screen.snapshot()
-        return [*snapshot.names(), *snapshot.applications, *snapshot.launchable, *COMMAND_WORDS]
+        return vocabulary_of(self.screen_names())
 
-    def screen_names(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    def screen_names(self) -> ScreenNames:
         """The names the grammar's {target} and {app} take on this screen (the closed set)."""
         with self._screen, self.desktop() as screen:
             snapshot = screen.snapshot()

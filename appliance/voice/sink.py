@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -29,6 +30,39 @@ class Reply:
     expects_answer: bool
 
 
+ScreenNames = tuple[tuple[str, ...], tuple[str, ...]]
+"""(names of the screen's elements, names of its applications): the grammar's {target}, {app}."""
+
+# Words every command uses, so the recogniser is biased towards them as well as the screen.
+COMMAND_WORDS = (
+    "click",
+    "press",
+    "tap",
+    "type",
+    "into",
+    "tick",
+    "untick",
+    "select",
+    "open",
+    "scroll",
+    "undo",
+    "that",
+    "cancel",
+    "yes",
+    "no",
+    "what is on the screen",
+    "set",
+    "to",
+    "and then",
+)
+
+
+def vocabulary_of(names: ScreenNames) -> list[str]:
+    """The recogniser's words for a screen whose (element, application) names are `names`."""
+    targets, apps = names
+    return [*targets, *apps, *COMMAND_WORDS]
+
+
 class TurnSink(Protocol):
     """Runs turns; the voice layer knows nothing about planning or the journal."""
 
@@ -37,3 +71,12 @@ class TurnSink(Protocol):
     def handle(self, utterance: Utterance) -> Reply: ...
 
     def spoke(self, turn_id: str, text: str, timings: dict[str, float]) -> None: ...
+
+
+def names_reader(sink: TurnSink) -> Callable[[], ScreenNames]:
+    """The sink's element and application names; a sink that only has a vocabulary gives that
+    as its element names."""
+    names = getattr(sink, "screen_names", None)
+    if callable(names):
+        return names  # type: ignore[no-any-return]
+    return lambda: (tuple(sink.vocabulary()), ())

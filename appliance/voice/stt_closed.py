@@ -5,27 +5,22 @@ segment heard against the sentences the current screen allows (appliance/voice/c
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from appliance.voice.closed_set import SentenceSet, closed_set
 from appliance.voice.closed_whisper import ClosedWhisperRecognizer
-from appliance.voice.sink import TurnSink
+from appliance.voice.sink import ScreenNames, TurnSink, names_reader, vocabulary_of
 from appliance.voice.stt_whisper import Transcript, WhisperSTTService
 
-ScreenNames = tuple[tuple[str, ...], tuple[str, ...]]
-"""(names of the screen's elements, names of its applications)."""
 
-
-class NamesSink(Protocol):
-    def screen_names(self) -> ScreenNames: ...
-
-
-def screen_names(sink: TurnSink) -> Callable[[], ScreenNames]:
-    """The sink's element and app names; a sink that only has a vocabulary gives that."""
-    names = getattr(sink, "screen_names", None)
-    if callable(names):
-        return names  # type: ignore[no-any-return]
-    return lambda: (tuple(sink.vocabulary()), ())
+def screen_reader(
+    sink: TurnSink,
+) -> tuple[Callable[[], ScreenNames], Callable[[ScreenNames], list[str]]]:
+    """How one read of the sink's screen gives both the sentences and the prompt's words: its
+    names, and the words for them (a vocabulary-only sink's are its vocabulary)."""
+    if callable(getattr(sink, "screen_names", None)):
+        return names_reader(sink), vocabulary_of
+    return names_reader(sink), lambda read: list(read[0])
 
 
 class ClosedSetSTTService(WhisperSTTService):
@@ -36,16 +31,23 @@ class ClosedSetSTTService(WhisperSTTService):
         self,
         recognizer: ClosedWhisperRecognizer,
         names: Callable[[], ScreenNames],
-        vocabulary: Callable[[], list[str]],
+        words_of: Callable[[ScreenNames], list[str]],
         **kwargs: Any,
     ) -> None:
-        super().__init__(recognizer.engine, vocabulary, recognizer.wake_phrase, **kwargs)
+        """`words_of`: the open path's prompt words for the names read (one read of the
+        screen gives both, per segment)."""
+        super().__init__(
+            recognizer.engine, lambda: words_of(names()), recognizer.wake_phrase, **kwargs
+        )
         self.recognizer = recognizer
         self._names = names
+        self._words_of = words_of
 
     def sentences(self) -> SentenceSet:
         targets, apps = self._names()
         return closed_set(tuple(targets), tuple(apps))
 
     def _hear(self, pcm: bytes) -> Transcript:
-        return self.recognizer.transcribe(pcm, self.sentences(), self._vocabulary())
+        names = self._names()
+        sentences = closed_set(tuple(names[0]), tuple(names[1]))
+        return self.recognizer.transcribe(pcm, sentences, self._words_of(names))

@@ -228,7 +228,10 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=0)
     parser.add_argument("--slow", type=float, default=0.0,
                         help="add a Refresh button whose click takes this many seconds")
+    parser.add_argument("--start-delay", type=float, default=0.0,
+                        help="a slow-starting application: no window for this many seconds")
     args = parser.parse_args()
+    time.sleep(args.start_delay)
     GLib.set_prgname(args.app_name)
     GLib.set_application_name(args.app_name)
     TestApp(args)

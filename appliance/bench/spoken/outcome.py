@@ -81,7 +81,11 @@ class SceneSink:
 
     @contextmanager
     def _desktop(self) -> Iterator[SimDesktop]:
-        shutil.copyfile(self._src, self._copy)
+        # Replaced whole, never rewritten in place: a read of the names meanwhile sees the old
+        # file or the new one ("bad scene ... Invalid JSON" otherwise).
+        fresh = self._copy.with_suffix(".fresh")
+        shutil.copyfile(self._src, fresh)
+        fresh.replace(self._copy)
         yield SimDesktop.from_file(self._copy)
 
     def _record(self, report: TurnReport) -> None:
