@@ -155,11 +155,18 @@ def test_the_wake_decision_is_the_same_on_every_screen(
     assert len({h.greedy for h in heard.values()}) == 1, heard  # the wake pass saw no screen
 
 
+JENNIFER = pytest.mark.xfail(strict=True, reason="a near miss the second opinion lets through")
+
+
 @pytest.mark.parametrize(
     ("said", "voice", "wake"),
     [
-        ("hey jennifer, click send", "piper", False),
-        ("hey jennifer, click send", "espeak", False),
+        # Let through since the second opinion was retuned on female voices (WAKE_MARGIN, -6.0):
+        # "Juniper" forced on it scores -3.7 against the free words; refusing it costs 3 points
+        # of the tuning part's false rejects (docs/voice-corpus.md). Strict: a rule that
+        # refuses it again shows here.
+        pytest.param("hey jennifer, click send", "piper", False, marks=JENNIFER),
+        pytest.param("hey jennifer, click send", "espeak", False, marks=JENNIFER),
         ("hey june, open the calendar", "piper", False),
         ("hey june, open the calendar", "espeak", False),
         ("hey juniper, click send", "espeak", True),
