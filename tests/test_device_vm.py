@@ -89,6 +89,13 @@ def test_units_come_up_and_say_ready(vm: DeviceVM) -> None:
     assert status.out.strip() == "listening"
     failed = vm.sh("systemctl --failed --no-legend --plain")
     assert failed.out.strip() == "", failed.out
+    # QEMU's virtio GPU has no 3D: Mesa's kms_swrast crashes cage (SIGSEGV), as on the arm64
+    # board; kiosk-start then starts it on pixman. (Its output is the PAM session's, not the
+    # unit's: -t, not -u.)
+    said = vm.sh("journalctl --no-pager -b -t kiosk-start | grep 'kiosk: '")
+    lines = said.out.strip().splitlines()
+    assert lines and lines[-1].endswith("renderer pixman"), said.out
+    assert any("cage failed within 20 s" in line for line in lines), said.out
 
 
 def test_web_unit_answers_on_its_port(vm: DeviceVM) -> None:

@@ -20,6 +20,7 @@ SHELL_SCRIPTS = [
     REPO / "images" / "build.sh",
     REPO / "images" / "setup-pi.sh",
     REPO / "systemd" / "kiosk-session",  # /bin/sh scripts: bash's checks are a superset here
+    REPO / "systemd" / "kiosk-start",
     REPO / "systemd" / "first-boot",
 ]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import struct
 import wave
 import zipfile
@@ -256,6 +257,39 @@ def test_no_microphone_is_one_clear_error() -> None:
     mic = MicSource()
     with pytest.raises(VoiceError, match=r"^No microphone found\.$"):
         mic.open()
+
+
+NULL_CAPTURE = """
+import logging, sys
+logging.basicConfig(level=logging.WARNING, format="%(message)s")
+from appliance.voice.sources import MicSource
+mic = MicSource(max_queued_s=0.5)
+mic.open()
+sizes = {len(mic.read(320)) for _ in range(200)}
+print(sorted(sizes), mic.dropped_s > 0, flush=True)
+mic.close()
+"""
+
+
+def test_the_microphone_is_queued_by_portaudio_and_what_is_dropped_is_said(
+    tmp_path: Path,
+) -> None:
+    """Real pyaudio in callback mode on ALSA's null device (no sound card here), which captures
+    faster than real time: `read` still gives 20 ms chunks, the queue stays bounded and the
+    audio dropped from it is logged."""
+    import subprocess
+    import sys
+
+    (tmp_path / ".asoundrc").write_text(
+        'pcm.!default { type plug slave.pcm "silent" }\npcm.silent { type null }\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", NULL_CAPTURE], capture_output=True, text=True, timeout=120,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[0] == "[640] True", done.stdout + done.stderr[-2000:]
+    assert "the microphone lost audio" in done.stderr and "dropped from the queue" in done.stderr
 
 
 # -- models ---------------------------------------------------------------------------------

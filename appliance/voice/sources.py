@@ -7,6 +7,7 @@ import contextlib
 import logging
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -80,13 +81,25 @@ def native_stderr_silenced() -> Iterator[None]:
 
 
 class MicSource:
-    """The default input device through pyaudio, opened at 16 kHz mono."""
+    """The default input device through pyaudio, opened at 16 kHz mono.
+
+    PortAudio's own thread queues what the device captures and `read` takes from the queue: a
+    blocking read from the pipeline's loop lost audio whenever the loop was held up for longer
+    than the device's small buffer (a transcription on a slow device: "open notes" heard as
+    "don't" in the booted image). What is lost all the same is counted and logged."""
 
     live = True
 
-    def __init__(self) -> None:
+    def __init__(self, max_queued_s: float = 30.0, stall_s: float = 5.0) -> None:
         self._pa: Any = None
         self._stream: Any = None
+        self._queued = bytearray()
+        self._ready = threading.Condition()
+        self._max_queued = int(max_queued_s * PIPELINE_RATE) * 2
+        self._stall_s = stall_s
+        self.overflows = 0  # the device's buffer overran before PortAudio's thread could run
+        self.dropped_s = 0.0  # the oldest audio dropped: the pipeline was behind by max_queued_s
+        self._told, self._told_at = (0, 0.0), -30.0
 
     def open(self) -> None:
         import pyaudio  # type: ignore[import-untyped]
@@ -97,18 +110,51 @@ class MicSource:
                 pa.get_default_input_device_info()
                 stream = pa.open(
                     format=pyaudio.paInt16, channels=1, rate=PIPELINE_RATE, input=True,
-                    frames_per_buffer=CHUNK_SAMPLES,
+                    frames_per_buffer=CHUNK_SAMPLES, stream_callback=self._captured,
                 )
             except (OSError, ValueError):
                 pa.terminate()
                 raise VoiceError("No microphone found.") from None
+        with self._ready:
+            self._queued.clear()
         self._pa, self._stream = pa, stream
 
+    def _captured(self, data: bytes | None, _frames: int, _time: Any, status: int) -> Any:
+        import pyaudio
+
+        with self._ready:
+            if status & pyaudio.paInputOverflow:
+                self.overflows += 1
+            self._queued += data or b""
+            excess = len(self._queued) - self._max_queued
+            if excess > 0:
+                del self._queued[:excess]
+                self.dropped_s += excess / 2 / PIPELINE_RATE
+            self._ready.notify()
+        return None, pyaudio.paContinue
+
     def read(self, samples: int) -> bytes | None:
-        if self._stream is None:
+        stream = self._stream
+        if stream is None:
             raise OSError("microphone is not open")
-        data: bytes = self._stream.read(samples, exception_on_overflow=False)
-        return data
+        size = samples * 2
+        with self._ready:
+            if not self._ready.wait_for(lambda: len(self._queued) >= size, self._stall_s):
+                # An unplugged device stops the stream's callbacks: ResilientSource reopens it.
+                raise OSError(f"no audio from the microphone for {self._stall_s:.0f} s")
+            chunk = bytes(self._queued[:size])
+            del self._queued[:size]
+        self._tell_losses()
+        return chunk
+
+    def _tell_losses(self) -> None:
+        """A warning when audio was lost since the last one, at most every 30 s."""
+        lost = (self.overflows, round(self.dropped_s, 1))
+        now = time.monotonic()
+        if lost != self._told and now >= self._told_at + 30:
+            self._told, self._told_at = lost, now
+            log.warning("the microphone lost audio: %d overruns of the device's buffer, %.1f s "
+                        "dropped from the queue so far (the device is too busy)", *lost)
 
     def close(self) -> None:
         stream, pa, self._stream, self._pa = self._stream, self._pa, None, None
