@@ -63,19 +63,31 @@ def _boot_times(vm: DeviceVM, agent_s: float) -> dict[str, float]:
     }
 
 
-def _first_command(vm: DeviceVM) -> dict[str, float | bool]:
-    """"tick urgent" said once READY: end of the audio to the app's check box ticked."""
+def _first_command(vm: DeviceVM) -> dict[str, Any]:
+    """"tick urgent" said once READY, again (as a person would) while not done: end of the last
+    saying to the app's check box ticked; what the appliance's log said of each hearing."""
     before = vm.app_state().get("urgent")
-    said = vm.say("hey juniper, tick urgent", "bench-tick")
-    deadline = time.monotonic() + 600  # Whisper under software emulation takes minutes
-    while time.monotonic() < deadline:
-        if vm.app_state().get("urgent") is True:
+    said_at: list[float] = []
+
+    def ticked() -> bool:
+        return vm.app_state().get("urgent") is True
+
+    # The first saying may fall while "Ready." is spoken (the microphone is muted then), and
+    # Whisper under software emulation takes minutes: three tries, five minutes each.
+    for attempt in range(3):
+        said_at.append(vm.say("hey juniper, tick urgent", f"bench-tick-{attempt}"))
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not ticked():
+            time.sleep(0.2)
+        if ticked():
             break
-        time.sleep(0.1)
     done = vm.monotonic()
-    acted = vm.app_state().get("urgent") is True and before is not True
-    return {"acted": acted, "end_of_audio_to_done_s": round(done - said, 2),
-            "first_command_possible_s": round(vm.unit_time("appliance.service", user=True), 2)}
+    heard = vm.sh("journalctl --no-pager -b _UID=$(id -u appliance) "
+                  "| grep -E 'gate: heard|heard: '")
+    return {"acted": ticked() and before is not True, "sayings": len(said_at),
+            "end_of_audio_to_done_s": round(done - said_at[-1], 2),
+            "first_command_possible_s": round(vm.unit_time("appliance.service", user=True), 2),
+            "log": [line.split(": ", 1)[-1] for line in heard.out.strip().splitlines()][-6:]}
 
 
 def _restart(vm: DeviceVM, pid: int) -> dict[str, float]:
