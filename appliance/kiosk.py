@@ -314,7 +314,7 @@ def run_kiosk(
         stats = run_audio(
             audio, sink, speak_to, wake_phrase=kiosk.settings.wake_phrase,
             on_speaker=kiosk.attach_speaker, source=source, heartbeat=heartbeat,
-            barge_in=kiosk.settings.barge_in,
+            barge_in=kiosk.settings.barge_in, wake_check=kiosk.settings.wake_check,
         )
     finally:
         service.stopping()

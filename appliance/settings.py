@@ -39,6 +39,11 @@ class Settings(BaseModel):
         default=(), description="applications the appliance never opens or acts in"
     )
     wake_phrase: str = Field(default="hey juniper", min_length=2)
+    wake_check: Literal["lenient", "strict"] = Field(
+        default="lenient",
+        description="how sure the wake phrase must be: lenient misses few (1 in 20) but talk in "
+        "the room wakes it; strict is woken by talk rarely but misses 1 in 5, more for some voices",
+    )
     barge_in: bool = Field(
         default=False,
         description="'stop', 'cancel', 'no' or the wake phrase cut a reply short (echo-cancelled "

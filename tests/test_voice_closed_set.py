@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pytest
@@ -21,7 +21,7 @@ from appliance.session import TurnReport
 from appliance.settings import Settings
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm, load_wav
 from appliance.voice.closed_set import SentenceSet, closed_set, skeletons
-from appliance.voice.closed_whisper import ClosedWhisperRecognizer
+from appliance.voice.closed_whisper import WAKE_CHECKS, ClosedWhisperRecognizer
 from appliance.voice.commands import VoiceOptions, engines, run_voice, speech_pcm
 from appliance.voice.engines import Engines
 from appliance.voice.session_sink import SessionSink
@@ -155,35 +155,39 @@ def test_the_wake_decision_is_the_same_on_every_screen(
     assert len({h.greedy for h in heard.values()}) == 1, heard  # the wake pass saw no screen
 
 
-JENNIFER = pytest.mark.xfail(strict=True, reason="a near miss the second opinion lets through")
+JENNIFER = pytest.mark.xfail(strict=True, reason="a near miss the lenient check lets through")
 
 
 @pytest.mark.parametrize(
-    ("said", "voice", "wake"),
+    ("said", "voice", "check", "wake"),
     [
-        # Let through since the second opinion was retuned on female voices (WAKE_MARGIN, -6.0):
-        # "Juniper" forced on it scores -3.7 against the free words; refusing it costs 3 points
-        # of the tuning part's false rejects (docs/voice-corpus.md). Strict: a rule that
-        # refuses it again shows here.
-        pytest.param("hey jennifer, click send", "piper", False, marks=JENNIFER),
-        pytest.param("hey jennifer, click send", "espeak", False, marks=JENNIFER),
-        ("hey june, open the calendar", "piper", False),
-        ("hey june, open the calendar", "espeak", False),
-        ("hey juniper, click send", "espeak", True),
+        # Let through since the lenient check was tuned with female voices too (WAKE_MARGIN,
+        # -6.0): "Juniper" forced on it scores -3.7 against the free words; refusing it costs 3
+        # points of the tuning part's false rejects (docs/voice-corpus.md). Strict xfail: a
+        # lenient rule that refuses it again shows here. The strict check refuses it.
+        pytest.param("hey jennifer, click send", "piper", "lenient", False, marks=JENNIFER),
+        pytest.param("hey jennifer, click send", "espeak", "lenient", False, marks=JENNIFER),
+        ("hey jennifer, click send", "piper", "strict", False),
+        ("hey jennifer, click send", "espeak", "strict", False),
+        ("hey june, open the calendar", "piper", "lenient", False),
+        ("hey june, open the calendar", "espeak", "lenient", False),
+        ("hey juniper, click send", "espeak", "lenient", True),
+        ("hey juniper, click send", "espeak", "strict", True),
     ],
 )
 def test_a_near_miss_of_the_wake_phrase_is_not_taken_for_it_on_any_screen(
-    recognizer: ClosedWhisperRecognizer, said: str, voice: str, wake: bool
+    recognizer: ClosedWhisperRecognizer, said: str, voice: str, check: str, wake: bool
 ) -> None:
     """The fixed prompt holds "Hey Juniper" and made these into it; the second opinion (the wake
     phrase forced on the audio with no prompt) tells them apart, the same on every screen."""
+    recognizer = ClosedWhisperRecognizer(recognizer.engine, wake_check=WAKE_CHECKS[check])
     audio = segment(said, voice)
     heard = {scene: recognizer.hear(audio, sentences(scene), vocabulary(SCENES[scene]))
              for scene in SCENES}
     assert {h.wake for h in heard.values()} == {wake}, heard
     assert len({h.wake_margin for h in heard.values()}) == 1, heard  # no screen in it
     if not wake:  # the fixed pass alone takes it for the wake phrase: the test can fail
-        alone = ClosedWhisperRecognizer(recognizer.engine, wake_confirm=None)
+        alone = ClosedWhisperRecognizer(recognizer.engine, wake_check=None)
         assert alone.hear(audio, sentences("messages")).wake, "not a near miss of the first pass"
     if wake:  # what follows depends on the screen's sentences ("click save" on Settings)
         assert heard["messages"].text == "hey juniper click send", heard
@@ -261,3 +265,24 @@ def test_spoken_commands_act_on_the_scene_closed_first_open_second(
     assert "checked" in _element(scene, "Urgent").states
     assert "hello grandma" in _element(scene, "Message").value.lower()
     assert stats.ignored == 1
+
+
+@pytest.mark.parametrize(("check", "acted"), [("lenient", True), ("strict", False)])
+def test_the_caregivers_wake_check_reaches_the_pipeline(
+    tmp_path: Path, loaded: Engines, check: Literal["lenient", "strict"], acted: bool
+) -> None:
+    """The `wake_check` setting as `appliance run` passes it: "hey jennifer, click send" (a near
+    miss) becomes a turn when the check is lenient, and is ignored when it is strict."""
+    scene = tmp_path / "scene.json"
+    shutil.copyfile(SCENES["messages"], scene)
+    reports: list[TurnReport] = []
+    sink = SessionSink(Journal(str(tmp_path / "journal.sqlite")),
+                       lambda: opened_desktop(f"sim:{scene}"),
+                       build_planner(Settings(llm="off")), reports.append)
+    gap = bytes(int(1.2 * PIPELINE_RATE) * 2)
+    pcm = gap + speech_pcm("Hey jennifer, click send.", "piper") + gap
+    options = VoiceOptions(wake_check=Settings(wake_check=check).wake_check)
+    stats = run_voice(WavSource(pcm=Pcm(pcm, PIPELINE_RATE)), sink, loaded, None, options)
+    assert len(reports) == int(acted) and stats.ignored == int(not acted), stats.heard
+    if acted:
+        assert reports[0].transcript == "click send", reports

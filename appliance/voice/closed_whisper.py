@@ -57,6 +57,30 @@ what it heard there freely. Tuned on the tuning part (scripts/wake_tune.py --per
 and 1584 non-wake clips, 12 voices (7 female-sounding espeak variants), clean, 10 dB, 5 dB and
 reverb. The fixed pass alone: 20 false rejects (16 at 5 dB), 466 false accepts; with this, 22 and
 284 (the near misses mostly); -2.25 on the whole phrase, before: 129 and 1."""
+FIRST_WAKE_MARGIN = -2.25
+"""The first tuning's margin (male tuning voices only), on the whole phrase "Hey Juniper", a
+no-speech verdict rejecting: on the held-out part 20 % false rejects, 2 false accepts an hour."""
+
+
+@dataclass(frozen=True)
+class WakeCheck:
+    """The second opinion's rule: the margin, whether only the wake word's tokens count (not
+    "Hey"), and whether the no-prompt decode's no-speech verdict rejects outright."""
+
+    margin: float
+    word_only: bool
+    no_speech_rejects: bool
+
+
+WAKE_CHECKS = {
+    # Misses few wake phrases (5 % held out), but conversation wakes it (46 an hour held out).
+    "lenient": WakeCheck(WAKE_MARGIN, word_only=True, no_speech_rejects=False),
+    # Misses more (20 % held out, more for female voices), conversation rarely wakes it (2/h).
+    "strict": WakeCheck(FIRST_WAKE_MARGIN, word_only=False, no_speech_rejects=True),
+}
+"""The caregiver's choice (the `wake_check` setting); figures in docs/voice-corpus.md."""
+
+
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 
 
@@ -152,11 +176,11 @@ class ClosedWhisperRecognizer:
     name = "closed:whisper"
 
     def __init__(self, engine: WhisperEngine, wake_phrase: str = "hey juniper",
-                 wake_confirm: float | None = WAKE_MARGIN) -> None:
-        """`wake_confirm`: the second opinion's margin, or None for the fixed pass alone (the
+                 wake_check: WakeCheck | None = WAKE_CHECKS["lenient"]) -> None:
+        """`wake_check`: the second opinion's rule, or None for the fixed pass alone (the
         trade: docs/voice-corpus.md, "The wake phrase's second opinion")."""
         self.engine = engine
-        self.wake_confirm = wake_confirm
+        self.wake_check = wake_check
         self.scorer = WhisperScorer(engine)
         self.gate = WakeGate(wake_phrase)
         self.wake_phrase = " ".join(self.gate.phrase_words)
@@ -170,19 +194,19 @@ class ClosedWhisperRecognizer:
         fits = len(head) < len(self._wake_tokens) and self._wake_tokens[:len(head)] == head
         self._wake_head = len(head) if fits else 0
 
-    def wake_margin(self, encoded: Any, frames: int) -> float:
+    def wake_margin(self, encoded: Any, frames: int, check: WakeCheck) -> float:
         """How much less likely Whisper finds the wake word at the start of the audio than what
         it hears there with no prompt (mean token log-probabilities): the fixed prompt holds
-        "Hey Juniper" and makes "hey jennifer" or "hey junior" into it, this does not. Only the
-        tokens after "Hey" count: every near miss starts with it. The wake tokens come first,
-        so their forced probabilities do not depend on the rest. A no-speech verdict of this
-        decode is not a rejection: the fixed pass heard words, and noisy true wakes get it."""
+        "Hey Juniper" and makes "hey jennifer" or "hey junior" into it, this does not. Leniently
+        only the tokens after "Hey" count (every near miss starts with it) and a no-speech
+        verdict of this decode is no rejection (noisy true wakes get it). The wake tokens come
+        first, so their forced probabilities do not depend on the rest."""
         scorer = self.scorer
-        _text, tokens, logprob, _no_speech = scorer.greedy(encoded, self._plain)
-        if not tokens:
+        _text, tokens, logprob, no_speech = scorer.greedy(encoded, self._plain)
+        if not tokens or (check.no_speech_rejects and no_speech > NO_SPEECH_MAX):
             return -math.inf
         forced = scorer.token_logprobs(encoded, frames, self._plain, [self._wake_tokens])[0]
-        word = forced[self._wake_head:]
+        word = forced[self._wake_head:] if check.word_only else forced
         return sum(word) / len(word) - logprob
 
     def hear(
@@ -197,9 +221,9 @@ class ClosedWhisperRecognizer:
             return Heard("", "open", False, greedy, None, None)
         margin = None
         wake = self.gate.split(greedy) is not None
-        if wake and self.wake_confirm is not None:
-            margin = self.wake_margin(encoded, frames)
-            wake = margin >= self.wake_confirm
+        if wake and self.wake_check is not None:
+            margin = self.wake_margin(encoded, frames, self.wake_check)
+            wake = margin >= self.wake_check.margin
         command = self._command(greedy, wake)
         lead = self.wake_phrase + " " if wake else ""
         if not command:  # the wake phrase alone

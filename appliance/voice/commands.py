@@ -70,6 +70,8 @@ class VoiceOptions:
     # Whisper: "closed" hears the screen's sentences first and decides the wake phrase without
     # the screen (appliance/voice/closed_whisper.py); "open" is Whisper with the screen prompt.
     recognizer: Literal["open", "closed"] = "closed"
+    # The closed path's second opinion on the wake phrase (closed_whisper.WAKE_CHECKS).
+    wake_check: Literal["lenient", "strict"] = "lenient"
     pace: float | None = None  # a file: None = as fast as the VAD reads it, 1.0 = real time
     # Called for every chunk read: the service watchdog pings only while this loop runs.
     heartbeat: Callable[[], None] | None = None
@@ -82,7 +84,8 @@ def describe_recognizer(engine: str, opts: VoiceOptions) -> str:
         return f"Vosk ({grammar}); wake phrase in its transcript"
     if opts.recognizer == "closed":
         return ("closed set: Whisper tiny.en scores the screen's sentences, open Whisper "
-                "(fixed prompt) when none fits; wake phrase from the fixed-prompt pass")
+                "(fixed prompt) when none fits; wake phrase from the fixed-prompt pass, "
+                f"checked {opts.wake_check}ly")
     return "open: Whisper tiny.en with the screen's names in its prompt"
 
 
@@ -122,11 +125,13 @@ def run_voice(
         grammar = (lambda: [opts.wake_phrase, *vocabulary()]) if opts.vosk_grammar else None
         stt = VoskSTTService(loaded.vosk_model, vocabulary=grammar, wake_phrase=opts.wake_phrase)
     elif opts.recognizer == "closed":
-        from appliance.voice.closed_whisper import ClosedWhisperRecognizer
+        from appliance.voice.closed_whisper import WAKE_CHECKS, ClosedWhisperRecognizer
         from appliance.voice.stt_closed import ClosedSetSTTService, screen_reader
 
         assert loaded.whisper is not None
-        recognizer = ClosedWhisperRecognizer(loaded.whisper, opts.wake_phrase)
+        recognizer = ClosedWhisperRecognizer(
+            loaded.whisper, opts.wake_phrase, WAKE_CHECKS[opts.wake_check]
+        )
         names, words_of = screen_reader(sink)
         stt = ClosedSetSTTService(recognizer, names, lambda read: answers_around(words_of(read)))
     else:
@@ -231,6 +236,7 @@ def run_audio(
     source: AudioSource | None = None,
     heartbeat: Callable[[], None] | None = None,
     barge_in: bool = False,
+    wake_check: Literal["lenient", "strict"] = "lenient",
 ) -> VoiceStats:
     """`appliance run`: a WAV file (ends with the file) or the microphone (runs until stopped).
 
@@ -244,7 +250,8 @@ def run_audio(
     try:
         return run_voice(
             source, sink, loaded, speaker,
-            VoiceOptions(wake_phrase=wake_phrase, heartbeat=heartbeat, barge_in=barge_in),
+            VoiceOptions(wake_phrase=wake_phrase, heartbeat=heartbeat, barge_in=barge_in,
+                         wake_check=wake_check),
             on_event,
             on_speaker,
         )
