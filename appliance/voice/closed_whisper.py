@@ -41,11 +41,11 @@ from appliance.voice.stt_whisper import (
 from appliance.voice.wake import WakeGate, words
 
 SHORTLIST = 8
+"""Sentences scored per utterance (nearest by spelling to what was heard)."""
 ALIGN_BATCH = 3
 """Sequences forced per CTranslate2 align call. The log-probabilities are the same; the time is
 not: 9 shortlisted sentences in one batch took 912 ms, in batches of 3 389 ms (tiny.en, int8,
 2 threads, on the 2-core development machine under load)."""
-"""Sentences scored per utterance (nearest by spelling to what was heard)."""
 MARGIN = 1.3
 """How far below the free transcript's mean token log-probability a sentence may score."""
 FLOOR = -1.9

@@ -19,7 +19,6 @@ from appliance.wiring import new_session
 DesktopFactory = Callable[[], AbstractContextManager[Desktop]]
 
 
-
 class SessionSink:
     """Runs each utterance through `Session.say`; records `Spoke` once the audio is out."""
 

@@ -134,8 +134,7 @@ class MicSource:
         return None, pyaudio.paContinue
 
     def read(self, samples: int) -> bytes | None:
-        stream = self._stream
-        if stream is None:
+        if self._stream is None:
             raise OSError("microphone is not open")
         size = samples * 2
         with self._ready:
