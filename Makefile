@@ -29,7 +29,7 @@ image-pi: setup
 	bash images/build.sh pi build/image-pi
 
 lint: setup
-	$(VENV)/bin/ruff check appliance tests
+	$(VENV)/bin/ruff check appliance tests scripts
 	$(VENV)/bin/mypy
 
 clean:

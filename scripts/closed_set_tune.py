@@ -29,7 +29,7 @@ from appliance.voice.audio_file import load_wav
 from appliance.voice.closed_set import closed_set
 from appliance.voice.closed_whisper import ClosedWhisperRecognizer
 from appliance.voice.commands import engines, speech_pcm
-from appliance.voice.session_sink import COMMAND_WORDS
+from appliance.voice.sink import COMMAND_WORDS
 from appliance.voice.stt_whisper import TRAILING_SILENCE_S
 from appliance.voice.wake import WakeGate
 

@@ -110,3 +110,20 @@ def test_no_cycles_between_subpackages() -> None:
         deps &= set(packages)
     cycle = find_cycle(packages)
     assert cycle is None, "subpackages in a cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_scripts_import_only_what_the_package_has() -> None:
+    """scripts/ is outside ruff and mypy's paths: a name moved in the package (COMMAND_WORDS
+    left session_sink) broke scripts/closed_set_tune.py silently."""
+    import importlib.util
+
+    missing = []
+    for script in sorted((PACKAGE.parent / "scripts").glob("*.py")):
+        for node in ast.walk(ast.parse(script.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("appliance"):
+                module = importlib.import_module(node.module or "")
+                missing += [f"{script.name}: {node.module}.{alias.name}" for alias in node.names
+                            if not hasattr(module, alias.name) and not (
+                                hasattr(module, "__path__")  # a package's submodule
+                                and importlib.util.find_spec(f"{node.module}.{alias.name}"))]
+    assert missing == []
