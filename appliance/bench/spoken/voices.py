@@ -61,4 +61,8 @@ def synthesize(voice: Voice, text: str) -> bytes:
         else:
             # text2wave reads the text from stdin; the voice is chosen by its Scheme function.
             _run(["text2wave", "-eval", f"(voice_{voice.name})", "-o", str(wav)], stdin=text)
+        if not wav.exists():
+            # text2wave exits 0 on an unknown voice ("SIOD ERROR: unbound variable").
+            raise SynthesisError(f"{voice.engine} has no voice {voice.name!r} installed "
+                                 "(scripts/setup.sh installs the corpus's voices)")
         return load_wav(wav).data
