@@ -147,7 +147,8 @@ class GateProcessor(FrameProcessor):
                  timings["stt_ms"], decision.kind, decision.via)
         if decision.kind == "command":
             engine = str(result.get("engine", "whisper"))
-            utterance = Utterance(decision.text, engine, result.get("confidence"), timings)
+            utterance = Utterance(decision.text, engine, result.get("confidence"), timings,
+                                  doubtful=bool(result.get("doubtful")))
             await self.push_frame(CommandFrame(utterance=utterance))
             return
         if decision.kind == "ignored":

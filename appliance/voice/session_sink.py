@@ -60,7 +60,7 @@ class SessionSink:
                     engine=utterance.engine,
                     confidence=utterance.confidence,
                     timings=utterance.timings,
-                    heard_clearly=heard_clearly(utterance.text),
+                    heard_clearly=heard_clearly(utterance.text) and not utterance.doubtful,
                 )
         except StoreError:
             # The journal is the record of what happened: without it, do nothing and say so.

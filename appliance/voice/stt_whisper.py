@@ -59,6 +59,7 @@ class Transcript:
     audio_s: float
     engine: str = "whisper"  # which path heard it: "whisper", "closed:whisper", "open:whisper"
     wake: bool | None = None  # a screen-independent wake decision, when the path makes one
+    doubtful: bool = False  # the recogniser itself doubts the text: acting on it needs a yes
 
 
 def packaged_whisper_path() -> Path:
@@ -244,6 +245,8 @@ class WhisperSTTService(STTService):
         }
         if result.wake is not None:
             heard["wake"] = result.wake
+        if result.doubtful:
+            heard["doubtful"] = True
         return TranscriptionFrame(result.text, "", time_now_iso8601(), result=heard)
 
     async def _transcribe(self, pcm: bytes) -> Transcript:

@@ -46,7 +46,11 @@ def bench_items(items: list[CorpusItem], recognizer: str, progress: Progress) ->
                 turn = first.get(i)
                 expected = planned(item.scene, item.sentence)
                 ok = turn is not None and turn.outcome == expected
-                rows.append({"item": item, "woke": i in woke, "ok": ok,
+                # Asked first ("Did you mean ...?") about the very action: right after a yes.
+                asked = (turn is not None and not ok and expected["decision"] == "executed"
+                         and turn.outcome["decision"] == "needs_confirmation"
+                         and turn.outcome["intent"] == expected["intent"])
+                rows.append({"item": item, "woke": i in woke, "ok": ok, "asked": asked,
                              "acts": expected["intent"] is not None,
                              "heard": turn.utterance.text if turn else None,
                              "got": turn.outcome if turn else None, "expected": expected})
@@ -78,6 +82,7 @@ def _accuracy(rows: list[dict[str, Any]]) -> dict[str, Any]:
     acting = [r for r in rows if r["acts"]]
     rest = [r for r in rows if not r["acts"]]
     return {"intent_accuracy": _rate(sum(r["ok"] for r in acting), len(acting)),
+            "right_after_a_yes": _rate(sum(r["asked"] for r in acting), len(acting)),
             "acting_items": len(acting),
             "no_action_items_agreeing": _rate(sum(r["ok"] for r in rest), len(rest))}
 
