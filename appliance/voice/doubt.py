@@ -7,9 +7,16 @@ opposite action. A command cannot begin with "and", so one that does may only ac
 
 from __future__ import annotations
 
+from appliance.voice.sink import Utterance
 from appliance.voice.wake import words
 
 
 def heard_clearly(text: str) -> bool:
     ws = words(text)
     return not (len(ws) > 1 and ws[0] == "and")
+
+
+def acts_unasked(utterance: Utterance) -> bool:
+    """Whether a turn may act on `utterance` without a yes: neither its words nor the
+    recogniser's own doubt (the closed set's ask band) say it may be misheard."""
+    return heard_clearly(utterance.text) and not utterance.doubtful

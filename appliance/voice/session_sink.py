@@ -12,7 +12,7 @@ from appliance.intents.planner import Planner
 from appliance.journal.application import Journal
 from appliance.journal.store import StoreError
 from appliance.session import TurnReport
-from appliance.voice.doubt import heard_clearly
+from appliance.voice.doubt import acts_unasked
 from appliance.voice.sink import Reply, ScreenNames, Utterance, vocabulary_of
 from appliance.wiring import new_session
 
@@ -60,7 +60,7 @@ class SessionSink:
                     engine=utterance.engine,
                     confidence=utterance.confidence,
                     timings=utterance.timings,
-                    heard_clearly=heard_clearly(utterance.text) and not utterance.doubtful,
+                    heard_clearly=acts_unasked(utterance),
                 )
         except StoreError:
             # The journal is the record of what happened: without it, do nothing and say so.
