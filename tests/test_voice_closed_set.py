@@ -330,3 +330,43 @@ def test_a_doubtful_closed_set_command_asks_before_it_acts(tmp_path: Path, loade
     assert [r.decision for r in reports] == ["needs_confirmation", "executed"], stats.heard
     assert reports[0].spoken == "Did you mean tick Urgent? Say yes or no.", reports
     assert "checked" in _element(scene, "Urgent").states
+
+
+class _HeardSink(SessionSink):
+    """The session's sink, keeping what the appliance said outside any turn too."""
+
+    said: list[str]
+
+    def spoke(self, turn_id: str, text: str, timings: dict[str, float]) -> None:
+        self.said.append(text)
+        super().spoke(turn_id, text, timings)
+
+
+def test_a_command_lost_after_the_wake_phrase_is_said_so_and_may_be_said_again(
+    tmp_path: Path, loaded: Engines
+) -> None:
+    """A tuning-part item Whisper cannot make out after the wake phrase (espeak-ng's Alicia
+    variant, clean: "what speaking voice is it using" heard as "click my TV tune in", too
+    doubtful to pass on). Silence would leave the person waiting: the appliance says it did
+    not catch it and then takes the command without the wake phrase."""
+    from appliance.bench.spoken.corpus import audio, items
+
+    lost = next(i for i in items("tune") if i.condition.name == "clean"
+                and i.voice.label == "espeak:en-029+Alicia@175/60"
+                and i.sentence == "what speaking voice is it using" and i.scene == "settings")
+    scene = tmp_path / "scene.json"
+    shutil.copyfile(SCENES["settings"], scene)
+    assert "checked" not in _element(scene, "Large text").states
+    reports: list[TurnReport] = []
+    sink = _HeardSink(Journal(str(tmp_path / "journal.sqlite")),
+                      lambda: opened_desktop(f"sim:{scene}"),
+                      build_planner(Settings(llm="off")), reports.append)
+    sink.said = []
+    gap = bytes(int(1.2 * PIPELINE_RATE) * 2)
+    pcm = gap + audio(lost) + gap + speech_pcm("Tick large text.", "piper") + gap
+    stats = run_voice(WavSource(pcm=Pcm(pcm, PIPELINE_RATE)), sink, loaded, None,
+                      VoiceOptions(recognizer="closed"))
+    assert [h["decision"] for h in stats.heard] == ["not caught", "command"], stats.heard
+    assert sink.said[0] == "Sorry, I didn't catch that. Please say it again.", sink.said
+    assert [r.decision for r in reports] == ["executed"], reports
+    assert "checked" in _element(scene, "Large text").states

@@ -105,6 +105,7 @@ class Heard:
     confidence: float | None = None  # e^(mean token log-probability) of the text given
     wake_margin: float | None = None  # the second opinion's, when the fixed pass heard it
     doubtful: bool = False  # the closed set's sentence, taken with doubt: act only after a yes
+    not_caught: bool = False  # the wake phrase, then words too doubtful to pass on
 
 
 class WhisperScorer:
@@ -282,7 +283,7 @@ class ClosedWhisperRecognizer:
                 return Heard(lead + said, "open", wake, greedy, score, greedy_score, best,
                              math.exp(said_logprob), margin)
         return Heard(lead, "open", wake, greedy, score, greedy_score, best,
-                     math.exp(screen_logprob), margin)
+                     math.exp(screen_logprob), margin, not_caught=wake)
 
     def _command(self, text: str, wake: bool) -> str:
         """The words of `text` after the wake phrase (or after as many words, when the fixed
@@ -302,4 +303,5 @@ class ClosedWhisperRecognizer:
             heard.text.strip(), heard.confidence, (time.monotonic() - start) * 1000,
             len(pcm) / 2 / RATE,
             engine=f"{heard.path}:whisper", wake=heard.wake, doubtful=heard.doubtful,
+            not_caught=heard.not_caught,
         )

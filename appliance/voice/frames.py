@@ -36,6 +36,13 @@ class CommandFrame(DataFrame):
 
 
 @dataclass
+class NotCaughtFrame(DataFrame):
+    """From the gate: the wake phrase was heard, then words the recogniser could not make out."""
+
+    interruptible: bool = field(default=False, init=False)
+
+
+@dataclass
 class AnsweringFrame(SystemFrame):
     """The appliance is answering (a turn runs, or words are queued): the microphone is muted."""
 

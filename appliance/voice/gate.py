@@ -20,6 +20,7 @@ from appliance.voice.barge_in import barge_in
 from appliance.voice.clock import AudioClock
 from appliance.voice.frames import (
     CommandFrame,
+    NotCaughtFrame,
     OpenWindowFrame,
     ResumeReplyFrame,
     Segment,
@@ -155,4 +156,10 @@ class GateProcessor(FrameProcessor):
             self.ignored += 1
         else:
             self.wake_only += 1
+            if result.get("not_caught"):
+                # A command followed the wake phrase but was lost: silence would leave the
+                # person waiting for an answer that is not coming.
+                heard["decision"] = "not caught"
+                await self.push_frame(NotCaughtFrame())
+                return
         await self.push_frame(SettledFrame())

@@ -60,6 +60,7 @@ class Transcript:
     engine: str = "whisper"  # which path heard it: "whisper", "closed:whisper", "open:whisper"
     wake: bool | None = None  # a screen-independent wake decision, when the path makes one
     doubtful: bool = False  # the recogniser itself doubts the text: acting on it needs a yes
+    not_caught: bool = False  # the wake phrase, then words too doubtful to pass on
 
 
 def packaged_whisper_path() -> Path:
@@ -247,6 +248,8 @@ class WhisperSTTService(STTService):
             heard["wake"] = result.wake
         if result.doubtful:
             heard["doubtful"] = True
+        if result.not_caught:
+            heard["not_caught"] = True
         return TranscriptionFrame(result.text, "", time_now_iso8601(), result=heard)
 
     async def _transcribe(self, pcm: bytes) -> Transcript:

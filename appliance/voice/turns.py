@@ -13,6 +13,7 @@ from appliance.voice.clock import AudioClock
 from appliance.voice.frames import (
     AnsweringFrame,
     CommandFrame,
+    NotCaughtFrame,
     OpenWindowFrame,
     ReplyDoneFrame,
     SettledFrame,
@@ -20,6 +21,8 @@ from appliance.voice.frames import (
 from appliance.voice.sink import Reply, TurnSink
 
 log = logging.getLogger(__name__)
+
+NOT_CAUGHT = "Sorry, I didn't catch that. Please say it again."
 
 
 class TurnProcessor(FrameProcessor):
@@ -45,6 +48,11 @@ class TurnProcessor(FrameProcessor):
                 # A failing turn must not leave the microphone muted or the file on hold.
                 log.exception("turn failed")
                 await self.push_frame(SettledFrame(answered=True))
+        elif isinstance(frame, NotCaughtFrame):
+            # Said like a question: the reply ends by opening a window for the command again.
+            await self.push_frame(AnsweringFrame())
+            await self.push_frame(TTSSpeakFrame(NOT_CAUGHT))
+            await self.push_frame(ReplyDoneFrame(reply=Reply("", NOT_CAUGHT, True)))
         else:
             await self.push_frame(frame, direction)
 
