@@ -25,7 +25,7 @@ from appliance.desktop.sim import SimDesktop
 from appliance.voice.closed_set import SentenceSet, closed_set
 from appliance.voice.closed_whisper import ClosedWhisperRecognizer
 from appliance.voice.commands import engines
-from appliance.voice.sink import COMMAND_WORDS
+from appliance.voice.sink import vocabulary_of
 
 ALWAYS = {"FLOOR": -1e9, "MARGIN": 1e9, "ASK_FLOOR": -1e9, "ASK_MARGIN": 1e9}
 NEVER = {"FLOOR": 1e9, "MARGIN": -1e9, "ASK_FLOOR": 1e9, "ASK_MARGIN": -1e9}
@@ -49,8 +49,9 @@ def record(per: int, seed: int) -> None:
             scene = Scene.model_validate_json(scene_path(item.scene).read_text())
             snap = SimDesktop(scene).snapshot()
             targets, apps = tuple(snap.names()), (*snap.applications, *snap.launchable)
+            # As the pipeline's prompt has them when not replying (commands.answers_around).
             screens[item.scene] = (closed_set(targets, apps),
-                                   [*targets, *apps, *COMMAND_WORDS, "yes", "no"])
+                                   [*vocabulary_of((targets, apps)), "yes", "no"])
         sentences, vocabulary = screens[item.scene]
         pcm = audio(item)
         row = {"id": item.item_id, "scene": item.scene, "said": item.sentence,
@@ -75,12 +76,10 @@ def _verdict(row: dict[str, Any], act: Band, ask: Band | None) -> tuple[str | No
         return None, False
     if take["path"] == "closed" and take["score"] is None:  # heard freely as a sentence
         return _plan(row["scene"], _command(take["text"])), False
-    for (floor, margin), asked in ((act, False), (ask, True)):
-        if take["best"] and floor is not None and take["score"] >= max(
-                floor, take["greedy_score"] - margin):
+    bands = [(act, False)] + ([(ask, True)] if ask is not None else [])
+    for (floor, margin), asked in bands:
+        if take["best"] and take["score"] >= max(floor, take["greedy_score"] - margin):
             return _plan(row["scene"], _command(take["text"])), asked
-        if ask is None:
-            break
     return _plan(row["scene"], _command(row["leave"]["text"])), False
 
 

@@ -39,6 +39,7 @@ class CommandFrame(DataFrame):
 class NotCaughtFrame(DataFrame):
     """From the gate: the wake phrase was heard, then words the recogniser could not make out."""
 
+    # Like CommandFrame: the wake phrase over a reply interrupts it, and this must still be said.
     interruptible: bool = field(default=False, init=False)
 
 

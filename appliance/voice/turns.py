@@ -49,10 +49,9 @@ class TurnProcessor(FrameProcessor):
                 log.exception("turn failed")
                 await self.push_frame(SettledFrame(answered=True))
         elif isinstance(frame, NotCaughtFrame):
-            # Said like a question: the reply ends by opening a window for the command again.
-            await self.push_frame(AnsweringFrame())
-            await self.push_frame(TTSSpeakFrame(NOT_CAUGHT))
-            await self.push_frame(ReplyDoneFrame(reply=Reply("", NOT_CAUGHT, True)))
+            # Said like a question: the reply ends by opening a window for the command again,
+            # and settles the heard segment.
+            await self._say(Reply("", NOT_CAUGHT, True), segment=True)
         else:
             await self.push_frame(frame, direction)
 
@@ -76,8 +75,11 @@ class TurnProcessor(FrameProcessor):
     async def announce(self, text: str) -> None:
         """Speak words that come from elsewhere (the switch: scan items, its turns' replies) the
         way a reply is spoken: queued behind any reply, with the microphone muted meanwhile."""
-        if not text.strip():
-            return
+        if text.strip():
+            await self._say(Reply("", text, False), segment=False)
+
+    async def _say(self, reply: Reply, segment: bool) -> None:
+        """Words with no turn behind them, queued behind any reply, the microphone muted."""
         await self.push_frame(AnsweringFrame())
-        await self.push_frame(TTSSpeakFrame(text))
-        await self.push_frame(ReplyDoneFrame(reply=Reply("", text, False), segment=False))
+        await self.push_frame(TTSSpeakFrame(reply.spoken))
+        await self.push_frame(ReplyDoneFrame(reply=reply, segment=segment))
