@@ -14,6 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from appliance.limits import MAX_SETTING_CHARS, control_characters
 
+WakeCheckName = Literal["lenient", "strict", "command"]
+"""How sure the wake phrase must be: the rules are closed_whisper.WAKE_CHECKS."""
+
 MIN_CONFIRM_TIMEOUT_S = 5.0
 """Time to hear a question and answer it by voice or switch; less makes every yes impossible."""
 
@@ -39,10 +42,11 @@ class Settings(BaseModel):
         default=(), description="applications the appliance never opens or acts in"
     )
     wake_phrase: str = Field(default="hey juniper", min_length=2)
-    wake_check: Literal["lenient", "strict"] = Field(
-        default="lenient",
+    wake_check: WakeCheckName = Field(
+        default="command",
         description="how sure the wake phrase must be: lenient misses few (1 in 20) but talk in "
-        "the room wakes it; strict is woken by talk rarely but misses 1 in 5, more for some voices",
+        "the room wakes it; strict is woken by talk rarely but misses 1 in 5, more for some "
+        "voices; command is strict, and lenient when a command of the screen follows",
     )
     barge_in: bool = Field(
         default=False,

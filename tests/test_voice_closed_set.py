@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, get_args
 
 import numpy as np
 import pytest
@@ -18,7 +18,7 @@ from appliance.desktop.scene import Scene
 from appliance.desktop.sim import SimDesktop
 from appliance.journal.application import Journal
 from appliance.session import TurnReport
-from appliance.settings import Settings
+from appliance.settings import Settings, WakeCheckName
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm, load_wav
 from appliance.voice.closed_set import SentenceSet, closed_set, skeletons
 from appliance.voice.closed_whisper import WAKE_CHECKS, ClosedWhisperRecognizer
@@ -186,7 +186,7 @@ def test_a_near_miss_of_the_wake_phrase_is_not_taken_for_it_on_any_screen(
     heard = {scene: recognizer.hear(audio, sentences(scene), vocabulary(SCENES[scene]))
              for scene in SCENES}
     assert {h.wake for h in heard.values()} == {wake}, heard
-    assert len({h.wake_margin for h in heard.values()}) == 1, heard  # no screen in it
+    assert len({h.evidence for h in heard.values()}) == 1, heard  # no screen in it
     if not wake:  # the fixed pass alone takes it for the wake phrase: the test can fail
         alone = ClosedWhisperRecognizer(recognizer.engine, wake_check=None)
         assert alone.hear(audio, sentences("messages")).wake, "not a near miss of the first pass"
@@ -198,6 +198,39 @@ def test_a_near_miss_of_the_wake_phrase_is_not_taken_for_it_on_any_screen(
     for h in heard.values():
         decision = WakeGate().decide(h.text, 0.0, h.wake)
         assert decision.kind == "ignored", (h, decision)
+
+
+def test_every_wake_check_a_caregiver_can_choose_has_a_rule() -> None:
+    assert set(WAKE_CHECKS) == set(get_args(WakeCheckName))
+
+
+@pytest.mark.parametrize(
+    ("said", "check", "wake"),
+    [
+        # A near miss the lenient check lets through ("Juniper" forced on it scores -4.4
+        # against the free words), then talk: taken leniently, not by the command check.
+        ("hey jennifer, are you coming for lunch", "lenient", True),
+        ("hey jennifer, are you coming for lunch", "strict", False),
+        ("hey jennifer, are you coming for lunch", "command", False),
+        # The same doubt before a command of the screen is taken: the command check's price.
+        ("hey jennifer, click send", "command", True),
+        # The wake phrase itself passes the strict part: taken whatever follows.
+        ("hey juniper, are you coming for lunch", "command", True),
+        ("hey juniper, click send", "command", True),
+    ],
+)
+def test_the_command_check_takes_a_doubtful_wake_phrase_only_before_a_command(
+    recognizer: ClosedWhisperRecognizer, said: str, check: str, wake: bool
+) -> None:
+    recognizer = ClosedWhisperRecognizer(recognizer.engine, wake_check=WAKE_CHECKS[check])
+    heard = recognizer.hear(segment(said, "piper"), sentences("messages"),
+                            vocabulary(SCENES["messages"]))
+    assert heard.wake == wake, heard
+    assert heard.evidence is not None, heard  # the fixed pass heard the wake phrase in each
+    decision = WakeGate().decide(heard.text, 0.0, heard.wake)
+    assert decision.kind == ("command" if wake else "ignored"), (heard, decision)
+    if wake and said.endswith("click send"):
+        assert heard.text == "hey juniper click send", heard
 
 
 def espeak_in_noise(text: str, rate: int, snr_db: float, seed: int) -> bytes:
@@ -268,12 +301,14 @@ def test_spoken_commands_act_on_the_scene_closed_first_open_second(
     assert stats.ignored == 1
 
 
-@pytest.mark.parametrize(("check", "acted"), [("lenient", True), ("strict", False)])
+@pytest.mark.parametrize(("check", "acted"),
+                         [("lenient", True), ("strict", False), ("command", True)])
 def test_the_caregivers_wake_check_reaches_the_pipeline(
-    tmp_path: Path, loaded: Engines, check: Literal["lenient", "strict"], acted: bool
+    tmp_path: Path, loaded: Engines, check: WakeCheckName, acted: bool
 ) -> None:
     """The `wake_check` setting as `appliance run` passes it: "hey jennifer, click send" (a near
-    miss) becomes a turn when the check is lenient, and is ignored when it is strict."""
+    miss) becomes a turn when the check is lenient, and is ignored when it is strict; the
+    command check takes it, "click send" being a command of the screen."""
     scene = tmp_path / "scene.json"
     shutil.copyfile(SCENES["messages"], scene)
     reports: list[TurnReport] = []

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from appliance.settings import WakeCheckName
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm, load_wav, resample_pcm16, write_wav
 from appliance.voice.clock import AudioClock, Wakeup
 from appliance.voice.echo import ENGINE as ECHO_ENGINE
@@ -71,7 +72,7 @@ class VoiceOptions:
     # the screen (appliance/voice/closed_whisper.py); "open" is Whisper with the screen prompt.
     recognizer: Literal["open", "closed"] = "closed"
     # The closed path's second opinion on the wake phrase (closed_whisper.WAKE_CHECKS).
-    wake_check: Literal["lenient", "strict"] = "lenient"
+    wake_check: WakeCheckName = "command"
     pace: float | None = None  # a file: None = as fast as the VAD reads it, 1.0 = real time
     # Called for every chunk read: the service watchdog pings only while this loop runs.
     heartbeat: Callable[[], None] | None = None
@@ -85,7 +86,7 @@ def describe_recognizer(engine: str, opts: VoiceOptions) -> str:
     if opts.recognizer == "closed":
         return ("closed set: Whisper tiny.en scores the screen's sentences, open Whisper "
                 "(fixed prompt) when none fits; wake phrase from the fixed-prompt pass, "
-                f"checked {opts.wake_check}ly")
+                f"wake check {opts.wake_check}")
     return "open: Whisper tiny.en with the screen's names in its prompt"
 
 
@@ -236,7 +237,7 @@ def run_audio(
     source: AudioSource | None = None,
     heartbeat: Callable[[], None] | None = None,
     barge_in: bool = False,
-    wake_check: Literal["lenient", "strict"] = "lenient",
+    wake_check: WakeCheckName = "command",
 ) -> VoiceStats:
     """`appliance run`: a WAV file (ends with the file) or the microphone (runs until stopped).
 

@@ -1,0 +1,154 @@
+"""Tuning figures for the wake rules of closed_whisper.WAKE_CHECKS, on the TUNING part only.
+
+Each clip is heard once as the pipeline hears it with the fixed pass alone deciding the wake
+phrase (so what would follow a wake is known), and the second opinion's evidence is taken
+apart; the rules (strict, lenient, strict and lenient before a command of the screen) are
+then weighed offline. Wake items are heard on their own scene, speech without the wake phrase
+on Messages (as `appliance bench voice` hears it for false accepts). Usage:
+    PYTHONPATH=. python scripts/wake_rule_tune.py record --per 6 > rows.jsonl
+    PYTHONPATH=. python scripts/wake_rule_tune.py weigh rows.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from wake_tune import COND_NAMES, NEAR_MISSES
+
+from appliance.bench.spoken.conditions import CONDITIONS
+from appliance.bench.spoken.corpus import (
+    _noise_for,
+    audio,
+    items,
+    load_part,
+    non_wake_audio,
+    sample,
+)
+from appliance.bench.spoken.outcome import scene_path
+from appliance.desktop.scene import Scene
+from appliance.desktop.sim import SimDesktop
+from appliance.voice.closed_set import SentenceSet, closed_set
+from appliance.voice.closed_whisper import (
+    LENIENT,
+    STRICT,
+    ClosedWhisperRecognizer,
+    Heard,
+    WakeCheck,
+    WakeEvidence,
+)
+from appliance.voice.commands import engines
+from appliance.voice.sink import vocabulary_of
+from appliance.voice.stt_whisper import RATE, TRAILING_SILENCE_S, trim_silence
+
+FA_SCENE = "messages"
+
+
+def _screen(scene: str) -> tuple[SentenceSet, list[str]]:
+    snap = SimDesktop(Scene.model_validate_json(scene_path(scene).read_text())).snapshot()
+    targets, apps = tuple(snap.names()), (*snap.applications, *snap.launchable)
+    return closed_set(targets, apps), [*vocabulary_of((targets, apps)), "yes", "no"]
+
+
+def kind(heard: Heard) -> str:
+    """What followed a wake phrase: a sure or doubtful sentence of the screen, open words,
+    nothing, or words not caught."""
+    if heard.path == "closed":
+        return "doubtful" if heard.doubtful else "sentence"
+    if heard.not_caught:
+        return "not_caught"
+    return "open" if heard.text.strip() != "hey juniper" else "alone"
+
+
+def record(per: int) -> None:
+    loaded = engines(progress=False)
+    assert loaded.whisper is not None
+    rec = ClosedWhisperRecognizer(loaded.whisper, wake_check=None)
+    conds = [c for c in CONDITIONS if c.name in COND_NAMES]
+    tail = bytes(int(TRAILING_SILENCE_S * RATE) * 2)
+    clips: list[tuple[bool, str, str, str, str, bytes]] = [
+        (True, i.voice.label, i.condition.name, i.scene, i.sentence, audio(i) + tail)
+        for i in sample(items("tune", conds), per)]
+    part = load_part("tune")
+    commands = [s for fam in part.sentences.values() for ss in fam.values() for s in ss][::8]
+    for voice in part.voices:
+        for line in [*part.non_wake, *NEAR_MISSES, *commands]:
+            for cond in conds:
+                pcm = non_wake_audio("tune", voice, line, cond, _noise_for(voice, line, cond))
+                clips.append((False, voice.label, cond.name, FA_SCENE, line, pcm + tail))
+    screens: dict[str, tuple[SentenceSet, list[str]]] = {}
+    for n, (wake, voice, cond, scene, said, pcm) in enumerate(clips, 1):
+        if scene not in screens:
+            screens[scene] = _screen(scene)
+        heard = rec.hear(pcm, *screens[scene])
+        row: dict[str, Any] = {"wake": wake, "voice": voice, "cond": cond, "said": said,
+                               "fixed": heard.wake, "text": heard.text, "kind": kind(heard)}
+        if heard.wake:
+            x = trim_silence(np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0)
+            row["evidence"] = rec.wake_evidence(*rec.scorer.encode(x)).__dict__
+        print(json.dumps(row), flush=True)
+        if n % 100 == 0:
+            print(f"{n} of {len(clips)}", file=sys.stderr, flush=True)
+
+
+def woken(row: dict[str, Any], sure: WakeCheck, if_command: WakeCheck | None,
+          kinds: frozenset[str]) -> bool:
+    if not row["fixed"]:
+        return False
+    ev = WakeEvidence(**row["evidence"])
+    if sure.passes(ev):
+        return True
+    return if_command is not None and if_command.passes(ev) and row["kind"] in kinds
+
+
+def weigh(paths: list[str]) -> None:
+    rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines()]
+    wake = [r for r in rows if r["wake"]]
+    other = [r for r in rows if not r["wake"]]
+    sentence = frozenset({"sentence"})
+    rules: dict[str, tuple[WakeCheck, WakeCheck | None, frozenset[str]]] = {
+        "fixed pass alone": (WakeCheck(-1e9, True, False), None, sentence),
+        "strict": (STRICT, None, sentence),
+        "lenient": (LENIENT, None, sentence),
+    }
+    for kinds in (sentence, frozenset({"sentence", "doubtful"}),
+                  frozenset({"sentence", "doubtful", "alone"}),
+                  frozenset({"sentence", "doubtful", "alone", "not_caught"})):
+        for sure_m in (-2.25, -3.0):
+            sure = WakeCheck(sure_m, word_only=False, no_speech_rejects=True)
+            rules[f"strict {sure_m}, lenient before {'+'.join(sorted(kinds))}"] = (
+                sure, LENIENT, kinds)
+    out = {}
+    for name, (sure, if_command, kinds) in rules.items():
+        fr = [r for r in wake if not woken(r, sure, if_command, kinds)]
+        fa = [r for r in other if woken(r, sure, if_command, kinds)]
+        by_cond = collections.Counter(r["cond"] for r in fr)
+        out[name] = {"false_rejects": f"{len(fr)} of {len(wake)}",
+                     "fr_by_condition": dict(by_cond),
+                     "fr_female_variants": sum("+" in r["voice"] for r in fr),
+                     "false_accepts": f"{len(fa)} of {len(other)}",
+                     "fa_said": collections.Counter(r["said"] for r in fa).most_common(5)}
+    print(json.dumps(out, indent=1))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("record")
+    r.add_argument("--per", type=int, default=6)
+    w = sub.add_parser("weigh")
+    w.add_argument("paths", nargs="+")
+    args = ap.parse_args()
+    if args.cmd == "record":
+        record(args.per)
+    else:
+        weigh(args.paths)
+
+
+if __name__ == "__main__":
+    main()
