@@ -11,16 +11,15 @@ from pathlib import Path
 import numpy as np
 from pocketsphinx import Decoder, get_model_path
 import closed_set_tune as T
-from appliance.desktop.scene import Scene
 from appliance.desktop.sim import SimDesktop
 from appliance.voice.closed_set import closed_set
+from appliance.voice.sink import screen_names_of
 DICT = {l.split()[0] for l in open(Path(get_model_path())/"en-us"/"cmudict-en-us.dict")}
 voices = sys.argv[1].split(",") if len(sys.argv) > 1 else ["piper", "en-us-150"]
 res = {"closed_ok": 0, "closed_n": 0, "oov_dropped": 0, "wake_hit": 0, "wake_n": 0, "wake_fa": 0, "nonwake_n": 0, "ms": []}
 rows = []
 for scene, path in T.SCENES.items():
-    snap = SimDesktop(Scene.model_validate_json(path.read_text())).snapshot()
-    cs = closed_set(tuple(snap.names()), (*snap.applications, *snap.launchable))
+    cs = closed_set(*screen_names_of(SimDesktop.from_file(path).snapshot()))
     wanted = [c for c in T.COMMON + T.COMMANDS[scene]]
     random.seed(0)
     pool = [s for s in random.sample(cs.sentences, 300) + wanted if all(w in DICT for w in s.split())]

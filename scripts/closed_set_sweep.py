@@ -19,13 +19,10 @@ from typing import Any
 
 import appliance.voice.closed_whisper as cw
 from appliance.bench.spoken.corpus import audio, items, sample
-from appliance.bench.spoken.outcome import planned, scene_path
-from appliance.desktop.scene import Scene
-from appliance.desktop.sim import SimDesktop
-from appliance.voice.closed_set import SentenceSet, closed_set
+from appliance.bench.spoken.outcome import heard_on, planned
+from appliance.voice.closed_set import SentenceSet
 from appliance.voice.closed_whisper import ClosedWhisperRecognizer
 from appliance.voice.commands import engines
-from appliance.voice.sink import vocabulary_of
 
 ALWAYS = {"FLOOR": -1e9, "MARGIN": 1e9, "ASK_FLOOR": -1e9, "ASK_MARGIN": 1e9}
 NEVER = {"FLOOR": 1e9, "MARGIN": -1e9, "ASK_FLOOR": 1e9, "ASK_MARGIN": -1e9}
@@ -43,16 +40,8 @@ def record(per: int, seed: int) -> None:
     loaded = engines(progress=False)
     assert loaded.whisper is not None
     rec = ClosedWhisperRecognizer(loaded.whisper)
-    screens: dict[str, tuple[SentenceSet, list[str]]] = {}
     for item in sample(items("tune"), per, seed=seed):
-        if item.scene not in screens:
-            scene = Scene.model_validate_json(scene_path(item.scene).read_text())
-            snap = SimDesktop(scene).snapshot()
-            targets, apps = tuple(snap.names()), (*snap.applications, *snap.launchable)
-            # As the pipeline's prompt has them when not replying (commands.answers_around).
-            screens[item.scene] = (closed_set(targets, apps),
-                                   [*vocabulary_of((targets, apps)), "yes", "no"])
-        sentences, vocabulary = screens[item.scene]
+        sentences, vocabulary = heard_on(item.scene)
         pcm = audio(item)
         row = {"id": item.item_id, "scene": item.scene, "said": item.sentence,
                "take": _heard(rec, pcm, sentences, vocabulary, ALWAYS),

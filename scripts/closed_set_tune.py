@@ -22,14 +22,13 @@ from typing import Any
 import numpy as np
 
 from appliance.bench.spoken.outcome import scene_path
-from appliance.desktop.scene import Scene
 from appliance.desktop.sim import SimDesktop
 from appliance.intents.grammar.planner import GrammarPlanner
 from appliance.voice.audio_file import load_wav
 from appliance.voice.closed_set import closed_set
 from appliance.voice.closed_whisper import ClosedWhisperRecognizer
 from appliance.voice.commands import engines, speech_pcm
-from appliance.voice.sink import COMMAND_WORDS
+from appliance.voice.sink import COMMAND_WORDS, screen_names_of
 from appliance.voice.stt_whisper import TRAILING_SILENCE_S
 from appliance.voice.wake import WakeGate
 
@@ -116,8 +115,8 @@ def main() -> None:
     gate = WakeGate()
     rows: list[dict[str, Any]] = []
     for scene_name, path in SCENES.items():
-        snap = SimDesktop(Scene.model_validate_json(path.read_text())).snapshot()
-        targets, apps = tuple(snap.names()), (*snap.applications, *snap.launchable)
+        snap = SimDesktop.from_file(path).snapshot()
+        targets, apps = screen_names_of(snap)
         vocabulary = [*targets, *apps, *COMMAND_WORDS, "yes", "no"]
         built = time.monotonic()
         sentences = closed_set(targets, apps)

@@ -30,10 +30,7 @@ from appliance.bench.spoken.corpus import (
     non_wake_audio,
     sample,
 )
-from appliance.bench.spoken.outcome import scene_path
-from appliance.desktop.scene import Scene
-from appliance.desktop.sim import SimDesktop
-from appliance.voice.closed_set import SentenceSet, closed_set
+from appliance.bench.spoken.outcome import heard_on
 from appliance.voice.closed_whisper import (
     LENIENT,
     STRICT,
@@ -43,16 +40,9 @@ from appliance.voice.closed_whisper import (
     WakeEvidence,
 )
 from appliance.voice.commands import engines
-from appliance.voice.sink import vocabulary_of
 from appliance.voice.stt_whisper import RATE, TRAILING_SILENCE_S, trim_silence
 
 FA_SCENE = "messages"
-
-
-def _screen(scene: str) -> tuple[SentenceSet, list[str]]:
-    snap = SimDesktop(Scene.model_validate_json(scene_path(scene).read_text())).snapshot()
-    targets, apps = tuple(snap.names()), (*snap.applications, *snap.launchable)
-    return closed_set(targets, apps), [*vocabulary_of((targets, apps)), "yes", "no"]
 
 
 def kind(heard: Heard) -> str:
@@ -81,11 +71,8 @@ def record(per: int) -> None:
             for cond in conds:
                 pcm = non_wake_audio("tune", voice, line, cond, _noise_for(voice, line, cond))
                 clips.append((False, voice.label, cond.name, FA_SCENE, line, pcm + tail))
-    screens: dict[str, tuple[SentenceSet, list[str]]] = {}
     for n, (wake, voice, cond, scene, said, pcm) in enumerate(clips, 1):
-        if scene not in screens:
-            screens[scene] = _screen(scene)
-        heard = rec.hear(pcm, *screens[scene])
+        heard = rec.hear(pcm, *heard_on(scene))
         row: dict[str, Any] = {"wake": wake, "voice": voice, "cond": cond, "said": said,
                                "fixed": heard.wake, "text": heard.text, "kind": kind(heard)}
         if heard.wake:
@@ -128,7 +115,10 @@ def weigh(paths: list[str]) -> None:
         fr = [r for r in wake if not woken(r, sure, if_command, kinds)]
         fa = [r for r in other if woken(r, sure, if_command, kinds)]
         by_cond = collections.Counter(r["cond"] for r in fr)
+        right = [r for r in wake if r["text"] == f"hey juniper {r['said']}"]
         out[name] = {"false_rejects": f"{len(fr)} of {len(wake)}",
+                     # the wake items whose words were heard right: what a rejection loses
+                     "heard_right_rejected": f"{sum(r in fr for r in right)} of {len(right)}",
                      "fr_by_condition": dict(by_cond),
                      "fr_female_variants": sum("+" in r["voice"] for r in fr),
                      "false_accepts": f"{len(fa)} of {len(other)}",

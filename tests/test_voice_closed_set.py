@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from appliance.bench.spoken.outcome import scene_path
-from appliance.desktop.scene import Scene
 from appliance.desktop.sim import SimDesktop
 from appliance.journal.application import Journal
 from appliance.session import TurnReport
@@ -25,7 +24,7 @@ from appliance.voice.closed_whisper import WAKE_CHECKS, ClosedWhisperRecognizer
 from appliance.voice.commands import VoiceOptions, engines, run_voice, speech_pcm
 from appliance.voice.engines import Engines
 from appliance.voice.session_sink import SessionSink
-from appliance.voice.sink import vocabulary_of
+from appliance.voice.sink import ScreenNames, screen_names_of, vocabulary_of
 from appliance.voice.sources import WavSource
 from appliance.voice.stt_whisper import TRAILING_SILENCE_S
 from appliance.voice.wake import WakeGate
@@ -45,9 +44,8 @@ def recognizer(loaded: Engines) -> ClosedWhisperRecognizer:
     return ClosedWhisperRecognizer(loaded.whisper)
 
 
-def names(scene: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    snap = SimDesktop(Scene.model_validate_json(scene.read_text())).snapshot()
-    return tuple(snap.names()), (*snap.applications, *snap.launchable)
+def names(scene: Path) -> ScreenNames:
+    return screen_names_of(SimDesktop.from_file(scene).snapshot())
 
 
 MISLEADING = ("I hate you", "Number", "Hi Jenny", "Juniper Berry", "Send")

@@ -13,7 +13,7 @@ from appliance.journal.application import Journal
 from appliance.journal.store import StoreError
 from appliance.session import TurnReport
 from appliance.voice.doubt import acts_unasked
-from appliance.voice.sink import Reply, ScreenNames, Utterance, vocabulary_of
+from appliance.voice.sink import Reply, ScreenNames, Utterance, screen_names_of, vocabulary_of
 from appliance.wiring import new_session
 
 DesktopFactory = Callable[[], AbstractContextManager[Desktop]]
@@ -45,8 +45,7 @@ class SessionSink:
     def screen_names(self) -> ScreenNames:
         """The names the grammar's {target} and {app} take on this screen (the closed set)."""
         with self._screen, self.desktop() as screen:
-            snapshot = screen.snapshot()
-        return tuple(snapshot.names()), (*snapshot.applications, *snapshot.launchable)
+            return screen_names_of(screen.snapshot())
 
     def handle(self, utterance: Utterance) -> Reply:
         try:

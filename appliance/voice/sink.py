@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from appliance.desktop.model import Snapshot
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,11 @@ class Reply:
 
 ScreenNames = tuple[tuple[str, ...], tuple[str, ...]]
 """(names of the screen's elements, names of its applications): the grammar's {target}, {app}."""
+
+
+def screen_names_of(snapshot: Snapshot) -> ScreenNames:
+    """The names the grammar's {target} and {app} take on this screen (the closed set's)."""
+    return tuple(snapshot.names()), (*snapshot.applications, *snapshot.launchable)
 
 # Words every command uses, so the recogniser is biased towards them as well as the screen.
 COMMAND_WORDS = (

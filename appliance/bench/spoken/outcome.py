@@ -16,8 +16,9 @@ from typing import Any
 from appliance.desktop.sim import SimDesktop
 from appliance.scenes import bundled_scene
 from appliance.session import TurnReport
+from appliance.voice.closed_set import SentenceSet, closed_set
 from appliance.voice.session_sink import SessionSink
-from appliance.voice.sink import Reply, Utterance
+from appliance.voice.sink import Reply, Utterance, screen_names_of, vocabulary_of
 from appliance.voice.wake import words
 
 SCENES_DIR = Path(__file__).resolve().parents[1] / "scenes"
@@ -35,6 +36,14 @@ def scene_path(name: str) -> Path:
     if not path.exists():
         raise ValueError(f"no scene named {name!r}")
     return path
+
+
+@cache
+def heard_on(scene: str) -> tuple[SentenceSet, list[str]]:
+    """A scene's closed set and the open path's prompt words, as the pipeline reads them off
+    the screen when the appliance is not replying (commands.answers_around)."""
+    names = screen_names_of(SimDesktop.from_file(scene_path(scene)).snapshot())
+    return closed_set(*names), [*vocabulary_of(names), "yes", "no"]
 
 
 def _normal(value: Any) -> Any:
