@@ -46,7 +46,7 @@ class Settings(BaseModel):
         default="command",
         description="how sure the wake phrase must be: lenient misses few (1 in 20) but talk in "
         "the room wakes it; strict is woken by talk rarely but misses 1 in 5, more for some "
-        "voices; command is strict, and lenient when a command of the screen follows",
+        "voices; command is strict, or lenient when a command of the screen or nothing follows",
     )
     barge_in: bool = Field(
         default=False,

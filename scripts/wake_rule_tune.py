@@ -6,6 +6,7 @@ apart; the rules (strict, lenient, strict and lenient before a command of the sc
 then weighed offline. Wake items are heard on their own scene, speech without the wake phrase
 on Messages (as `appliance bench voice` hears it for false accepts). Usage:
     PYTHONPATH=. python scripts/wake_rule_tune.py record --per 6 > rows.jsonl
+    PYTHONPATH=. python scripts/wake_rule_tune.py record --alone > alone.jsonl
     PYTHONPATH=. python scripts/wake_rule_tune.py weigh rows.jsonl
 """
 
@@ -55,22 +56,28 @@ def kind(heard: Heard) -> str:
     return "open" if heard.text.strip() != "hey juniper" else "alone"
 
 
-def record(per: int) -> None:
+def record(per: int, alone: bool) -> None:
+    """`alone`: only the wake phrase said on its own ("Hey juniper.", then a pause), by each
+    voice in each condition: the corpus's items always say a command after it."""
     loaded = engines(progress=False)
     assert loaded.whisper is not None
     rec = ClosedWhisperRecognizer(loaded.whisper, wake_check=None)
     conds = [c for c in CONDITIONS if c.name in COND_NAMES]
     tail = bytes(int(TRAILING_SILENCE_S * RATE) * 2)
-    clips: list[tuple[bool, str, str, str, str, bytes]] = [
-        (True, i.voice.label, i.condition.name, i.scene, i.sentence, audio(i) + tail)
-        for i in sample(items("tune", conds), per)]
     part = load_part("tune")
-    commands = [s for fam in part.sentences.values() for ss in fam.values() for s in ss][::8]
+    clips: list[tuple[bool, str, str, str, str, bytes]] = []
+    lines = ["hey juniper"] if alone else [
+        *part.non_wake, *NEAR_MISSES,
+        *[s for fam in part.sentences.values() for ss in fam.values() for s in ss][::8]]
+    if not alone:
+        clips += [(True, i.voice.label, i.condition.name, i.scene, i.sentence, audio(i) + tail)
+                  for i in sample(items("tune", conds), per)]
     for voice in part.voices:
-        for line in [*part.non_wake, *NEAR_MISSES, *commands]:
+        for line in lines:
             for cond in conds:
                 pcm = non_wake_audio("tune", voice, line, cond, _noise_for(voice, line, cond))
-                clips.append((False, voice.label, cond.name, FA_SCENE, line, pcm + tail))
+                clips.append((alone, voice.label, cond.name, FA_SCENE, "" if alone else line,
+                              pcm + tail))
     for n, (wake, voice, cond, scene, said, pcm) in enumerate(clips, 1):
         heard = rec.hear(pcm, *heard_on(scene))
         row: dict[str, Any] = {"wake": wake, "voice": voice, "cond": cond, "said": said,
@@ -102,6 +109,7 @@ def weigh(paths: list[str]) -> None:
         "fixed pass alone": (WakeCheck(-1e9, True, False), None, sentence),
         "strict": (STRICT, None, sentence),
         "lenient": (LENIENT, None, sentence),
+        "command (WAKE_CHECKS)": (STRICT, LENIENT, frozenset({"sentence", "doubtful", "alone"})),
     }
     for kinds in (sentence, frozenset({"sentence", "doubtful"}),
                   frozenset({"sentence", "doubtful", "alone"}),
@@ -131,11 +139,12 @@ def main() -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("record")
     r.add_argument("--per", type=int, default=6)
+    r.add_argument("--alone", action="store_true")
     w = sub.add_parser("weigh")
     w.add_argument("paths", nargs="+")
     args = ap.parse_args()
     if args.cmd == "record":
-        record(args.per)
+        record(args.per, args.alone)
     else:
         weigh(args.paths)
 

@@ -231,6 +231,27 @@ def test_the_command_check_takes_a_doubtful_wake_phrase_only_before_a_command(
         assert heard.text == "hey juniper click send", heard
 
 
+def test_the_command_check_takes_a_doubtful_wake_phrase_said_alone(
+    recognizer: ClosedWhisperRecognizer,
+) -> None:
+    """People pause after the wake phrase and say the command in the window it opens. A
+    tuning-part clip the strict part refuses (espeak-ng's linda variant, reverberant: "Hey
+    Juniper" forced scores -2.75 against the free words) is taken by the command check."""
+    from appliance.bench.spoken.conditions import CONDITIONS
+    from appliance.bench.spoken.corpus import load_part, non_wake_audio
+
+    voice = next(v for v in load_part("tune").voices if v.label == "espeak:en+linda@165/55")
+    reverb = next(c for c in CONDITIONS if c.name == "reverb")
+    audio = non_wake_audio("tune", voice, "hey juniper", reverb, None)
+    audio += bytes(int(TRAILING_SILENCE_S * PIPELINE_RATE) * 2)
+    heard = {check: ClosedWhisperRecognizer(recognizer.engine, wake_check=WAKE_CHECKS[check])
+             .hear(audio, sentences("messages"), vocabulary(SCENES["messages"]))
+             for check in ("strict", "command")}
+    assert not heard["strict"].wake, heard
+    assert heard["command"].wake, heard
+    assert WakeGate().decide(heard["command"].text, 0.0, True).kind == "wake_only", heard
+
+
 def espeak_in_noise(text: str, rate: int, snr_db: float, seed: int) -> bytes:
     """espeak-ng en-us at `rate` words a minute, 0.3 s either side, white noise at `snr_db`."""
     with tempfile.TemporaryDirectory() as tmp:

@@ -102,7 +102,8 @@ STRICT = WakeCheck(FIRST_WAKE_MARGIN, word_only=False, no_speech_rejects=True)
 @dataclass(frozen=True)
 class WakeRule:
     """Woken when `sure` passes; when only `if_command` does, woken only if what follows is
-    taken as a sentence of the screen, sure or doubtful (talk in the room seldom is one)."""
+    taken as a sentence of the screen, sure or doubtful (talk in the room seldom is one), or
+    if nothing follows."""
 
     sure: WakeCheck
     if_command: WakeCheck | None = None
@@ -113,10 +114,11 @@ WAKE_CHECKS = {
     "lenient": WakeRule(LENIENT),
     # Misses more (20 % held out, more for female voices), conversation rarely wakes it (2/h).
     "strict": WakeRule(STRICT),
-    # Strict, or lenient before a sentence of the screen. Tuning part (scripts/wake_rule_tune.py,
-    # 288 wake items, 1584 clips without the wake phrase): of the 133 wake items whose words
-    # were heard right it lost 4 (lenient 1, strict 27); it took 4 clips without the wake
-    # phrase (lenient 281, strict 1). Its other misses are words heard wrong or not at all.
+    # Strict, or lenient before a sentence of the screen or before nothing. Tuning part
+    # (scripts/wake_rule_tune.py, 288 wake items, 48 lone wake phrases, 1584 clips without
+    # it): of the 133 wake items whose words were heard right it lost 4 (lenient 1, strict
+    # 27), of the lone wake phrases 8, the fixed pass's own (strict 21); it took 9 clips without the
+    # wake phrase (lenient 281, strict 1). Its other misses are words heard wrong or not at all.
     "command": WakeRule(STRICT, if_command=LENIENT),
 }
 """The caregiver's choice (the `wake_check` setting); figures in docs/voice-corpus.md."""
@@ -281,7 +283,9 @@ class ClosedWhisperRecognizer:
             return self._rest(fixed, True, evidence, sentences, vocabulary)
         if rule.if_command is not None and rule.if_command.passes(evidence):
             heard = self._rest(fixed, True, evidence, sentences, vocabulary)
-            if heard.path == "closed":  # a sentence of the screen, sure or to be asked about
+            # A sentence of the screen, sure or to be asked about; or the wake phrase alone,
+            # its command to come in the window it opens (people pause after it).
+            if heard.path == "closed" or not self._command(greedy, True):
                 return heard
         return self._rest(fixed, False, evidence, sentences, vocabulary)
 
