@@ -7,7 +7,7 @@ then weighed offline. Wake items are heard on their own scene, speech without th
 on Messages (as `appliance bench voice` hears it for false accepts). Usage:
     PYTHONPATH=. python scripts/wake_rule_tune.py record --per 6 > rows.jsonl
     PYTHONPATH=. python scripts/wake_rule_tune.py record --alone > alone.jsonl
-    PYTHONPATH=. python scripts/wake_rule_tune.py weigh rows.jsonl
+    PYTHONPATH=. python scripts/wake_rule_tune.py weigh rows.jsonl alone.jsonl
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from appliance.bench.spoken.corpus import (
     non_wake_audio,
     sample,
 )
+from appliance.bench.spoken.false_accepts import SCENE as FA_SCENE
 from appliance.bench.spoken.outcome import heard_on
 from appliance.voice.closed_whisper import (
     LENIENT,
@@ -42,8 +43,6 @@ from appliance.voice.closed_whisper import (
 )
 from appliance.voice.commands import engines
 from appliance.voice.stt_whisper import RATE, TRAILING_SILENCE_S, trim_silence
-
-FA_SCENE = "messages"
 
 
 def kind(heard: Heard) -> str:
