@@ -20,6 +20,7 @@ import time
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -144,15 +145,29 @@ class Heard:
     not_caught: bool = False  # the wake phrase, then words too doubtful to pass on
 
 
-@dataclass(frozen=True)
+@dataclass
 class _FixedPass:
-    """The audio encoded and its greedy decode under the fixed prompt."""
+    """The audio encoded and its greedy decode under the fixed prompt; the decode with the
+    screen's names in the prompt is made once, when first needed (the words after a doubtful
+    wake phrase may be heard twice: as a command, then as no wake phrase)."""
 
+    scorer: WhisperScorer
     encoded: Any
     frames: int
     text: str
     tokens: list[int]
     logprob: float
+    screen_prompt: str | None  # the screen's words and the wake phrase; None: no screen words
+
+    @cached_property
+    def screen(self) -> tuple[str, float]:
+        """That decode and its mean token log-probability; the fixed prompt's if it loops."""
+        if self.screen_prompt is not None:
+            heard, _tokens, logprob, _ = self.scorer.greedy(
+                self.encoded, self.scorer.prompt(self.screen_prompt))
+            if compression_ratio(heard) <= MAX_COMPRESSION_RATIO:
+                return heard, logprob
+        return self.text, self.logprob
 
 
 class WhisperScorer:
@@ -274,23 +289,24 @@ class ClosedWhisperRecognizer:
         greedy, tokens, logprob, no_speech = scorer.greedy(encoded, self._prompt)
         if not tokens or no_speech > NO_SPEECH_MAX:
             return Heard("", "open", False, greedy, None, None)
-        fixed = _FixedPass(encoded, frames, greedy, tokens, logprob)
+        fixed = _FixedPass(scorer, encoded, frames, greedy, tokens, logprob,
+                           bias_prompt(list(vocabulary), self.wake_phrase) if vocabulary else None)
         rule, heard_wake = self.wake_check, self.gate.split(greedy) is not None
         if not heard_wake or rule is None:
-            return self._rest(fixed, heard_wake, None, sentences, vocabulary)
+            return self._rest(fixed, heard_wake, None, sentences)
         evidence = self.wake_evidence(encoded, frames)
         if rule.sure.passes(evidence):
-            return self._rest(fixed, True, evidence, sentences, vocabulary)
+            return self._rest(fixed, True, evidence, sentences)
         if rule.if_command is not None and rule.if_command.passes(evidence):
-            heard = self._rest(fixed, True, evidence, sentences, vocabulary)
+            heard = self._rest(fixed, True, evidence, sentences)
             # A sentence of the screen, sure or to be asked about; or the wake phrase alone,
             # its command to come in the window it opens (people pause after it).
             if heard.path == "closed" or not self._command(greedy, True):
                 return heard
-        return self._rest(fixed, False, evidence, sentences, vocabulary)
+        return self._rest(fixed, False, evidence, sentences)
 
     def _rest(self, fixed: _FixedPass, wake: bool, evidence: WakeEvidence | None,
-              sentences: SentenceSet, vocabulary: Sequence[str]) -> Heard:
+              sentences: SentenceSet) -> Heard:
         """The words after the wake decision: a sentence of the set, or open transcription."""
         scorer = self.scorer
         encoded, frames, greedy = fixed.encoded, fixed.frames, fixed.text
@@ -312,13 +328,7 @@ class ClosedWhisperRecognizer:
         # With the screen's names in the prompt Whisper spells them better ("click send", not
         # "click and"), and invents them more: that decode only proposes sentences, which are
         # scored without it, and is the open transcript, as on the open path.
-        screen, screen_logprob = greedy, logprob
-        if vocabulary:
-            heard, _tokens, heard_logprob, _ = scorer.greedy(
-                encoded, scorer.prompt(bias_prompt(list(vocabulary), self.wake_phrase))
-            )
-            if compression_ratio(heard) <= MAX_COMPRESSION_RATIO:
-                screen, screen_logprob = heard, heard_logprob
+        screen, screen_logprob = fixed.screen
         screen_command = self._command(screen, wake)
         shortlist = list(dict.fromkeys(itertools.chain.from_iterable(zip(
             sentences.nearest(command, SHORTLIST), sentences.nearest(screen_command, SHORTLIST),

@@ -42,6 +42,7 @@ def screen_names_of(snapshot: Snapshot) -> ScreenNames:
     """The names the grammar's {target} and {app} take on this screen (the closed set's)."""
     return tuple(snapshot.names()), (*snapshot.applications, *snapshot.launchable)
 
+
 # Words every command uses, so the recogniser is biased towards them as well as the screen.
 COMMAND_WORDS = (
     "click",
