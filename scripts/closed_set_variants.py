@@ -1,11 +1,11 @@
-"""Would speexdsp's noise suppression in front of Whisper help? Measured on the TUNING part only.
+"""The closed recognizer as it is against variants of it, on the TUNING part only (issue 15).
 
-Each sampled item is heard by the closed recognizer as it is, through speexdsp's preprocessor
-(pyaec with its far end silent: the echo canceller has nothing to cancel, the preprocessor
-denoises), and through it after the preprocessor has heard the item once already (a denoiser
-on a live microphone has learnt the room's noise before anyone speaks). Prints one JSON row per
-item, then the totals per condition.
-    PYTHONPATH=. python scripts/denoise_front_end.py --per 3 --conditions clean,snr10,snr5
+Each sampled item is heard as it is; through speexdsp's noise suppression (pyaec with its far
+end silent: the echo canceller has nothing to cancel, the preprocessor denoises), fresh and
+after it has heard the item once (a denoiser on a live microphone has learnt the room's noise
+before anyone speaks); and with beam search in every decode. Prints the totals per condition
+and variant, and each variant's `hear` p50.
+    PYTHONPATH=. python scripts/closed_set_variants.py --per 3 --conditions clean,snr10,snr5
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -23,6 +25,8 @@ from appliance.voice.closed_whisper import ClosedWhisperRecognizer
 from appliance.voice.commands import engines
 from appliance.voice.echo import FILTER_SAMPLES, FRAME_SAMPLES
 from appliance.voice.stt_whisper import RATE, TRAILING_SILENCE_S
+
+BEAM = 4
 
 
 def denoised(pcm: bytes, passes: int) -> bytes:
@@ -39,6 +43,15 @@ def denoised(pcm: bytes, passes: int) -> bytes:
     return np.concatenate(out).tobytes()
 
 
+VARIANTS: dict[str, tuple[Callable[[bytes], bytes], int]] = {
+    "as is": (lambda pcm: pcm, 1),
+    "denoised": (lambda pcm: denoised(pcm, 1), 1),
+    "denoised, noise learnt": (lambda pcm: denoised(pcm, 2), 1),
+    f"beam {BEAM}": (lambda pcm: pcm, BEAM),
+}
+"""name: (what the audio goes through, beam size)."""
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--per", type=int, default=3)
@@ -50,20 +63,22 @@ def main() -> None:
     rec = ClosedWhisperRecognizer(loaded.whisper)
     tail = bytes(int(TRAILING_SILENCE_S * RATE) * 2)
     totals: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    hear_ms: dict[str, list[float]] = collections.defaultdict(list)
     for item in sample(items("tune", conds), args.per, seed=7):
         pcm, want = audio(item), planned(item.scene, item.sentence)
-        row: dict[str, object] = {"cond": item.condition.name, "voice": item.voice.label,
-                                  "said": item.sentence}
-        for front, heard_pcm in (("as is", pcm), ("denoised", denoised(pcm, 1)),
-                                 ("denoised, noise learnt", denoised(pcm, 2))):
-            heard = rec.hear(heard_pcm + tail, *heard_on(item.scene))
+        for name, (front, beam) in VARIANTS.items():
+            rec.scorer.beam_size = beam
+            heard_pcm = front(pcm) + tail
+            start = time.monotonic()
+            heard = rec.hear(heard_pcm, *heard_on(item.scene))
+            hear_ms[name].append((time.monotonic() - start) * 1000)
             command = heard.text.removeprefix("hey juniper").strip()
             right = heard.wake and bool(command) and planned(item.scene, command) == want
-            row[front] = {"wake": heard.wake, "text": heard.text, "doubtful": heard.doubtful}
-            count = totals[f"{item.condition.name}: {front}"]
-            count.update(items=1, woken=heard.wake, right_at_once=right and not heard.doubtful)
-        print(json.dumps(row), flush=True)
-    print(json.dumps({k: dict(v) for k, v in totals.items()}, indent=1))
+            totals[f"{item.condition.name}: {name}"].update(
+                items=1, woken=heard.wake, right_at_once=right and not heard.doubtful)
+    report: dict[str, object] = {k: dict(v) for k, v in totals.items()}
+    report["hear_p50_ms"] = {k: round(float(np.percentile(v, 50))) for k, v in hear_ms.items()}
+    print(json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":
