@@ -36,6 +36,7 @@ from appliance.bench.spoken.outcome import heard_on
 from appliance.voice.closed_whisper import (
     LENIENT,
     STRICT,
+    WAKE_CHECKS,
     ClosedWhisperRecognizer,
     Heard,
     WakeCheck,
@@ -43,6 +44,10 @@ from appliance.voice.closed_whisper import (
 )
 from appliance.voice.commands import engines
 from appliance.voice.stt_whisper import RATE, TRAILING_SILENCE_S, trim_silence
+
+COMMAND_KINDS = frozenset({"sentence", "doubtful", "alone"})
+"""What may follow a doubtful wake phrase the command check takes (ClosedWhisperRecognizer.hear:
+a sentence of the screen, sure or doubtful, or nothing)."""
 
 
 def kind(heard: Heard) -> str:
@@ -104,27 +109,27 @@ def weigh(paths: list[str]) -> None:
     wake = [r for r in rows if r["wake"]]
     other = [r for r in rows if not r["wake"]]
     sentence = frozenset({"sentence"})
+    command = WAKE_CHECKS["command"]
     rules: dict[str, tuple[WakeCheck, WakeCheck | None, frozenset[str]]] = {
         "fixed pass alone": (WakeCheck(-1e9, True, False), None, sentence),
         "strict": (STRICT, None, sentence),
         "lenient": (LENIENT, None, sentence),
-        "command (WAKE_CHECKS)": (STRICT, LENIENT, frozenset({"sentence", "doubtful", "alone"})),
+        "command (WAKE_CHECKS)": (command.sure, command.if_command, COMMAND_KINDS),
     }
-    for kinds in (sentence, frozenset({"sentence", "doubtful"}),
-                  frozenset({"sentence", "doubtful", "alone"}),
-                  frozenset({"sentence", "doubtful", "alone", "not_caught"})):
+    for kinds in (sentence, frozenset({"sentence", "doubtful"}), COMMAND_KINDS,
+                  COMMAND_KINDS | {"not_caught"}):
         for sure_m in (-2.25, -3.0):
             sure = WakeCheck(sure_m, word_only=False, no_speech_rejects=True)
             rules[f"strict {sure_m}, lenient before {'+'.join(sorted(kinds))}"] = (
                 sure, LENIENT, kinds)
+    # The wake items whose words were heard right: what a rejection loses.
+    right = [r for r in wake if r["text"] == f"hey juniper {r['said']}"]
     out = {}
     for name, (sure, if_command, kinds) in rules.items():
         fr = [r for r in wake if not woken(r, sure, if_command, kinds)]
         fa = [r for r in other if woken(r, sure, if_command, kinds)]
         by_cond = collections.Counter(r["cond"] for r in fr)
-        right = [r for r in wake if r["text"] == f"hey juniper {r['said']}"]
         out[name] = {"false_rejects": f"{len(fr)} of {len(wake)}",
-                     # the wake items whose words were heard right: what a rejection loses
                      "heard_right_rejected": f"{sum(r in fr for r in right)} of {len(right)}",
                      "fr_by_condition": dict(by_cond),
                      "fr_female_variants": sum("+" in r["voice"] for r in fr),
