@@ -82,9 +82,9 @@ def record(per: int, alone: bool) -> None:
                 pcm = non_wake_audio("tune", voice, line, cond, _noise_for(voice, line, cond))
                 clips.append((alone, voice.label, cond.name, FA_SCENE, "" if alone else line,
                               pcm + tail))
-    for n, (wake, voice, cond, scene, said, pcm) in enumerate(clips, 1):
+    for n, (wake, label, cond_name, scene, said, pcm) in enumerate(clips, 1):
         heard = rec.hear(pcm, *heard_on(scene))
-        row: dict[str, Any] = {"wake": wake, "voice": voice, "cond": cond, "said": said,
+        row: dict[str, Any] = {"wake": wake, "voice": label, "cond": cond_name, "said": said,
                                "fixed": heard.wake, "text": heard.text, "kind": kind(heard)}
         if heard.wake:
             x = trim_silence(np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0)
