@@ -3,6 +3,8 @@ grammar's families, and the conditions, on real TTS engines (espeak-ng, flite) a
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import shutil
 from pathlib import Path
 
@@ -20,7 +22,7 @@ from appliance.bench.spoken.conditions import (
     snr_db,
     sox_noise,
 )
-from appliance.bench.spoken.corpus import clean_speech, items, load_part
+from appliance.bench.spoken.corpus import _cached, clean_speech, items, load_part
 from appliance.bench.spoken.outcome import planned
 from appliance.bench.spoken.voices import Voice
 from appliance.voice.audio_file import PIPELINE_RATE
@@ -136,6 +138,40 @@ def test_the_audio_is_cached_by_its_inputs(tmp_path: Path) -> None:
     other = clean_speech(Voice(engine="espeak", name="en-gb-x-rp", rate=120, pitch=40),
                          "Hey juniper, scroll down.")
     assert other != first and len(list((tmp_path / "cache").glob("*.pcm"))) == 2
+
+
+def _clip() -> bytes:
+    return bytes(range(10))
+
+
+def _cache_one_clip(cache: str) -> None:
+    os.environ["APPLIANCE_VOICE_CORPUS_CACHE"] = cache
+    _cached("same-clip", _clip)
+
+
+def test_processes_making_the_same_clip_at_once_both_get_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The corpus is made in shards by several processes, which share clips (a voice's words
+    under each condition): another process caching the same clip between this one's write and
+    rename must not pull its file away."""
+    monkeypatch.setenv("APPLIANCE_VOICE_CORPUS_CACHE", str(tmp_path))
+    write, others = Path.write_bytes, []
+
+    def write_then_another_process_caches_it(path: Path, data: bytes) -> int:
+        written = write(path, data)
+        if not others:
+            others.append(multiprocessing.get_context("fork").Process(
+                target=_cache_one_clip, args=(str(tmp_path),)))
+            others[0].start()
+            others[0].join()
+        return written
+
+    monkeypatch.setattr(Path, "write_bytes", write_then_another_process_caches_it)
+    assert _cached("same-clip", _clip) == _clip()
+    assert others and others[0].exitcode == 0
+    assert (tmp_path / "same-clip.pcm").read_bytes() == _clip()
+    assert not list(tmp_path.glob("*.tmp"))
 
 
 @pytest.mark.parametrize("voice", sorted({v.name for v in load_part("heldout").voices

@@ -139,7 +139,8 @@ def _cached(key: str, make: Callable[[], bytes]) -> bytes:
         return path.read_bytes()
     data = make()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    # Processes making the corpus in shards share clips (a voice's words under each condition).
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_bytes(data)
     tmp.replace(path)
     return data
