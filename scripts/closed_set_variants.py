@@ -23,7 +23,7 @@ from appliance.bench.spoken.corpus import audio, items, sample
 from appliance.bench.spoken.outcome import heard_on, planned
 from appliance.voice.closed_whisper import ClosedWhisperRecognizer
 from appliance.voice.commands import engines
-from appliance.voice.echo import FILTER_SAMPLES, FRAME_SAMPLES
+from appliance.voice.echo import FRAME_SAMPLES, SpeexCanceller
 from appliance.voice.stt_whisper import RATE, TRAILING_SILENCE_S
 
 BEAM = 4
@@ -31,16 +31,14 @@ BEAM = 4
 
 def denoised(pcm: bytes, passes: int) -> bytes:
     """`pcm` through a fresh speexdsp preprocessor `passes` times; the last pass kept."""
-    import pyaec  # type: ignore[import-untyped]
-
-    aec = pyaec.Aec(FRAME_SAMPLES, FILTER_SAMPLES, RATE, True)
-    x = np.frombuffer(pcm, dtype="<i2")
-    silent = [0] * FRAME_SAMPLES
-    out: list[np.ndarray] = []
+    canceller = SpeexCanceller()
+    frame = FRAME_SAMPLES * 2
+    silent = bytes(frame)
+    out: list[bytes] = []
     for _ in range(passes):
-        out = [np.asarray(aec.cancel_echo(x[i:i + FRAME_SAMPLES].tolist(), silent), dtype="<i2")
-               for i in range(0, len(x) // FRAME_SAMPLES * FRAME_SAMPLES, FRAME_SAMPLES)]
-    return np.concatenate(out).tobytes()
+        out = [canceller.cancel(pcm[i:i + frame], silent)
+               for i in range(0, len(pcm) // frame * frame, frame)]
+    return b"".join(out)
 
 
 VARIANTS: dict[str, tuple[Callable[[bytes], bytes], int]] = {
