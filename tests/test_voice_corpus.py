@@ -4,7 +4,6 @@ grammar's families, and the conditions, on real TTS engines (espeak-ng, flite) a
 from __future__ import annotations
 
 import multiprocessing
-import os
 import shutil
 from pathlib import Path
 
@@ -144,9 +143,8 @@ def _clip() -> bytes:
     return bytes(range(10))
 
 
-def _cache_one_clip(cache: str) -> None:
-    os.environ["APPLIANCE_VOICE_CORPUS_CACHE"] = cache
-    _cached("same-clip", _clip)
+def _cache_one_clip() -> None:
+    _cached("same-clip", _clip)  # the cache directory: the environment the fork inherits
 
 
 def test_processes_making_the_same_clip_at_once_both_get_it(
@@ -161,8 +159,7 @@ def test_processes_making_the_same_clip_at_once_both_get_it(
     def write_then_another_process_caches_it(path: Path, data: bytes) -> int:
         written = write(path, data)
         if not others:
-            others.append(multiprocessing.get_context("fork").Process(
-                target=_cache_one_clip, args=(str(tmp_path),)))
+            others.append(multiprocessing.get_context("fork").Process(target=_cache_one_clip))
             others[0].start()
             others[0].join()
         return written
