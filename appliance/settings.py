@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from appliance.limits import MAX_SETTING_CHARS, control_characters
 
-WakeCheckName = Literal["lenient", "strict", "command"]
+WakeCheckName = Literal["lenient", "strict", "command", "spotter"]
 """How sure the wake phrase must be: the rules are closed_whisper.WAKE_CHECKS."""
 
 MIN_CONFIRM_TIMEOUT_S = 5.0
@@ -43,10 +43,12 @@ class Settings(BaseModel):
     )
     wake_phrase: str = Field(default="hey juniper", min_length=2)
     wake_check: WakeCheckName = Field(
-        default="command",
+        default="spotter",
         description="how sure the wake phrase must be: lenient misses few (1 in 20) but talk in "
         "the room wakes it; strict is woken by talk rarely but misses 1 in 5, more for some "
-        "voices; command is strict, or lenient when a command of the screen or nothing follows",
+        "voices; command is strict, or lenient when a command of the screen or nothing follows; "
+        "spotter is command with a keyword spotter for 'hey juniper' that can overrule it either "
+        "way (other wake phrases get command)",
     )
     barge_in: bool = Field(
         default=False,

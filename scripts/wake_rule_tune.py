@@ -16,6 +16,7 @@ import argparse
 import collections
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,29 +61,37 @@ def kind(heard: Heard) -> str:
     return "open" if heard.text.strip() != "hey juniper" else "alone"
 
 
-def record(per: int, alone: bool) -> None:
-    """`alone`: only the wake phrase said on its own ("Hey juniper.", then a pause), by each
-    voice in each condition: the corpus's items always say a command after it."""
-    loaded = engines(progress=False)
-    assert loaded.whisper is not None
-    rec = ClosedWhisperRecognizer(loaded.whisper, wake_check=None)
+Clip = tuple[bool, str, str, str, str, bytes]
+"""(wake phrase said, voice, condition, scene, what was said after it or instead, audio)."""
+
+
+def clips(per: int, alone: bool) -> Iterator[Clip]:
+    """The tuning clips: `per` wake items per voice and condition, then each voice's speech
+    without the wake phrase (near misses included); `alone`: the wake phrase said on its own
+    ("Hey juniper.", then a pause) by each voice in each condition, as the corpus's items
+    always say a command after it."""
     conds = [c for c in CONDITIONS if c.name in COND_NAMES]
     tail = bytes(int(TRAILING_SILENCE_S * RATE) * 2)
     part = load_part("tune")
-    clips: list[tuple[bool, str, str, str, str, bytes]] = []
     lines = ["hey juniper"] if alone else [
         *part.non_wake, *NEAR_MISSES,
         *[s for fam in part.sentences.values() for ss in fam.values() for s in ss][::8]]
     if not alone:
-        clips += [(True, i.voice.label, i.condition.name, i.scene, i.sentence, audio(i) + tail)
-                  for i in sample(items("tune", conds), per)]
+        for i in sample(items("tune", conds), per):
+            yield True, i.voice.label, i.condition.name, i.scene, i.sentence, audio(i) + tail
     for voice in part.voices:
         for line in lines:
             for cond in conds:
                 pcm = non_wake_audio("tune", voice, line, cond, _noise_for(voice, line, cond))
-                clips.append((alone, voice.label, cond.name, FA_SCENE, "" if alone else line,
-                              pcm + tail))
-    for n, (wake, label, cond_name, scene, said, pcm) in enumerate(clips, 1):
+                yield alone, voice.label, cond.name, FA_SCENE, "" if alone else line, pcm + tail
+
+
+def record(per: int, alone: bool) -> None:
+    loaded = engines(progress=False)
+    assert loaded.whisper is not None
+    rec = ClosedWhisperRecognizer(loaded.whisper, wake_check=None)
+    every = list(clips(per, alone))
+    for n, (wake, label, cond_name, scene, said, pcm) in enumerate(every, 1):
         heard = rec.hear(pcm, *heard_on(scene))
         row: dict[str, Any] = {"wake": wake, "voice": label, "cond": cond_name, "said": said,
                                "fixed": heard.wake, "text": heard.text, "kind": kind(heard)}
@@ -91,7 +100,7 @@ def record(per: int, alone: bool) -> None:
             row["evidence"] = rec.wake_evidence(*rec.scorer.encode(x)).__dict__
         print(json.dumps(row), flush=True)
         if n % 100 == 0:
-            print(f"{n} of {len(clips)}", file=sys.stderr, flush=True)
+            print(f"{n} of {len(every)}", file=sys.stderr, flush=True)
 
 
 def woken(row: dict[str, Any], sure: WakeCheck, if_command: WakeCheck | None,

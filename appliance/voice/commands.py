@@ -6,7 +6,7 @@ import asyncio
 import logging
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -72,7 +72,7 @@ class VoiceOptions:
     # the screen (appliance/voice/closed_whisper.py); "open" is Whisper with the screen prompt.
     recognizer: Literal["open", "closed"] = "closed"
     # The closed path's second opinion on the wake phrase (closed_whisper.WAKE_CHECKS).
-    wake_check: WakeCheckName = "command"
+    wake_check: WakeCheckName = "spotter"
     pace: float | None = None  # a file: None = as fast as the VAD reads it, 1.0 = real time
     # Called for every chunk read: the service watchdog pings only while this loop runs.
     heartbeat: Callable[[], None] | None = None
@@ -126,13 +126,14 @@ def run_voice(
         grammar = (lambda: [opts.wake_phrase, *vocabulary()]) if opts.vosk_grammar else None
         stt = VoskSTTService(loaded.vosk_model, vocabulary=grammar, wake_phrase=opts.wake_phrase)
     elif opts.recognizer == "closed":
-        from appliance.voice.closed_whisper import WAKE_CHECKS, ClosedWhisperRecognizer
+        from appliance.voice.closed_whisper import ClosedWhisperRecognizer, wake_rule
         from appliance.voice.stt_closed import ClosedSetSTTService, screen_reader
 
         assert loaded.whisper is not None
-        recognizer = ClosedWhisperRecognizer(
-            loaded.whisper, opts.wake_phrase, WAKE_CHECKS[opts.wake_check]
-        )
+        # The start-up log names the rule used: `spotter` is `command` for a phrase with none.
+        used, rule = wake_rule(opts.wake_check, opts.wake_phrase)
+        opts = replace(opts, wake_check=used)
+        recognizer = ClosedWhisperRecognizer(loaded.whisper, opts.wake_phrase, rule)
         names, words_of = screen_reader(sink)
         stt = ClosedSetSTTService(recognizer, names, lambda read: answers_around(words_of(read)))
     else:
@@ -237,7 +238,7 @@ def run_audio(
     source: AudioSource | None = None,
     heartbeat: Callable[[], None] | None = None,
     barge_in: bool = False,
-    wake_check: WakeCheckName = "command",
+    wake_check: WakeCheckName = "spotter",
 ) -> VoiceStats:
     """`appliance run`: a WAV file (ends with the file) or the microphone (runs until stopped).
 

@@ -1,0 +1,138 @@
+"""A keyword spotter for the wake phrase, on audio alone (so never on what the screen shows).
+
+openWakeWord's recipe: a melspectrogram and Google's speech embedding (the tflite models that
+pyopen-wakeword ships, trained on far more real voices than any corpus made here), then a small
+network trained for one phrase by scripts/wake_spotter_train.py. Another phrase has no spotter.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+SPOTTER_FILE = Path(__file__).with_name("wake_spotter.npz")
+RATE = 16000
+LEAD_S = 2.0
+"""Silence put before the utterance, as openWakeWord's stream starts on 8 s of it: a window
+must be able to end just after a wake phrase said at the very start."""
+WINDOW = 16
+"""Embeddings per window (one per 80 ms, each of the 775 ms before it), as openWakeWord's."""
+ENDS = range(26, 44)
+"""The windows scored, by their last embedding: ending 0.6 to 2.0 s into the utterance as the
+VAD hands it over (0.3 s of pre-roll, stt_whisper.PREROLL_S), where the wake phrase ends."""
+FEATURES = 96
+MEL_BINS = 32
+MEL_FRAMES = 76  # melspectrogram frames per embedding, 8 apart
+
+Floats = npt.NDArray[np.float32]
+
+
+class SpeechEmbedding:
+    """pyopen-wakeword's two feature models, run on a whole utterance at once."""
+
+    def __init__(self) -> None:
+        from pyopen_wakeword.openwakeword import _MODELS_DIR, _find_tensorflowlite_c
+        from pyopen_wakeword.wakeword import TfLiteWakeWord
+
+        # The package's base class declares the C library's signatures.
+        self._lib: Any = TfLiteWakeWord(_find_tensorflowlite_c()).lib
+        self._mel = self._interpreter(_MODELS_DIR / "melspectrogram.tflite")
+        self._emb = self._interpreter(_MODELS_DIR / "embedding_model.tflite")
+        self._shapes: dict[int, tuple[int, ...]] = {}
+
+    def _interpreter(self, path: Path) -> Any:
+        lib = self._lib
+        return lib.TfLiteInterpreterCreate(lib.TfLiteModelCreateFromFile(str(path).encode()),
+                                           None)
+
+    def _run(self, interpreter: Any, x: npt.NDArray[np.floating[Any]]) -> Floats:
+        lib, x = self._lib, np.ascontiguousarray(x, dtype=np.float32)
+        if self._shapes.get(interpreter) != x.shape:
+            dims = (ctypes.c_int32 * x.ndim)(*x.shape)
+            lib.TfLiteInterpreterResizeInputTensor(interpreter, 0, dims, x.ndim)
+            lib.TfLiteInterpreterAllocateTensors(interpreter)
+            self._shapes[interpreter] = x.shape
+        tensor = lib.TfLiteInterpreterGetInputTensor(interpreter, 0)
+        lib.TfLiteTensorCopyFromBuffer(tensor, x.ctypes.data_as(ctypes.c_void_p), x.nbytes)
+        lib.TfLiteInterpreterInvoke(interpreter)
+        out = lib.TfLiteInterpreterGetOutputTensor(interpreter, 0)
+        y = np.empty(lib.TfLiteTensorByteSize(out) // 4, dtype=np.float32)
+        lib.TfLiteTensorCopyToBuffer(out, y.ctypes.data_as(ctypes.c_void_p), y.nbytes)
+        return y
+
+    def embed(self, pcm: bytes) -> Floats:
+        """(embeddings, 96) of 16 kHz PCM16 after LEAD_S of silence, one per 80 ms."""
+        samples = np.frombuffer(pcm, dtype="<i2").astype(np.float32)  # int16 scale, as trained
+        audio = np.concatenate([np.zeros(int(LEAD_S * RATE), np.float32), samples])
+        # openWakeWord's scaling of the melspectrogram into the embedding's range.
+        mels = self._run(self._mel, audio[None, :]).reshape(-1, MEL_BINS) / 10 + 2
+        starts = range(0, len(mels) - MEL_FRAMES + 1, 8)
+        windows = np.stack([mels[s:s + MEL_FRAMES] for s in starts])[:, :, :, None]
+        return self._run(self._emb, windows).reshape(-1, FEATURES)
+
+
+@cache
+def speech_embedding() -> SpeechEmbedding:
+    """One per process: loading the models takes longer than using them."""
+    return SpeechEmbedding()
+
+
+def windows(embeddings: Floats) -> Floats:
+    """The ENDS windows there are, each flattened (WINDOW x 96); none for a sound too short to
+    hold the wake phrase."""
+    ends = [j for j in ENDS if j < len(embeddings)]
+    flat = [embeddings[j - WINDOW + 1:j + 1].reshape(-1) for j in ends]
+    return np.stack(flat) if flat else np.zeros((0, WINDOW * FEATURES), np.float32)
+
+
+@dataclass(frozen=True)
+class WakeSpotter:
+    """Log-odds that an utterance starts with `phrase`: the best of its ENDS windows through
+    one hidden layer (ReLU)."""
+
+    phrase: str
+    mean: Floats
+    scale: Floats
+    hidden: Floats
+    hidden_bias: Floats
+    out: Floats
+    out_bias: float
+
+    def logits(self, x: Floats) -> Floats:
+        h = np.maximum(((x - self.mean) / self.scale) @ self.hidden + self.hidden_bias, 0)
+        return np.asarray(h @ self.out + self.out_bias, dtype=np.float32)
+
+    def score_embeddings(self, embeddings: Floats) -> float:
+        scores = self.logits(windows(embeddings))
+        return float(scores.max()) if len(scores) else -math.inf
+
+    def score(self, pcm: bytes) -> float:
+        return self.score_embeddings(speech_embedding().embed(pcm))
+
+    def save(self, path: Path = SPOTTER_FILE) -> None:
+        np.savez(path, phrase=np.array(self.phrase), mean=self.mean, scale=self.scale,
+                 hidden=self.hidden, hidden_bias=self.hidden_bias, out=self.out,
+                 out_bias=np.array(self.out_bias))
+
+    @classmethod
+    def load(cls, phrase: str, path: Path = SPOTTER_FILE) -> WakeSpotter | None:
+        """The spotter trained for `phrase`, or None when there is none for it (or
+        pyopen-wakeword, whose models it reads, is not installed)."""
+        try:
+            import pyopen_wakeword  # noqa: F401
+        except ImportError:
+            return None
+        if not path.is_file():
+            return None
+        with np.load(path) as data:
+            if str(data["phrase"]) != phrase:
+                return None
+            return cls(phrase, data["mean"], data["scale"], data["hidden"],
+                       data["hidden_bias"], data["out"], float(data["out_bias"]))
