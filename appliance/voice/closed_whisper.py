@@ -72,13 +72,14 @@ FIRST_WAKE_MARGIN = -2.25
 """The first tuning's margin (male tuning voices only), on the whole phrase "Hey Juniper", a
 no-speech verdict rejecting: on the held-out part 20 % false rejects, 2 false accepts an hour."""
 SPOTTER_VETO = -2.0
-SPOTTER_SURE = 6.0
+SPOTTER_SURE = 8.0
 """The wake spotter's (wake_spotter.py) log-odds: below SPOTTER_VETO it overrules the `command`
 check's yes; at SPOTTER_SURE or above it wakes on its own, whatever Whisper wrote. Weighed on
 the tuning part, each voice's clips scored by a spotter trained on the other tuning voices and
-34 voices of neither part (scripts/wake_spotter_train.py fit): 39 false rejects of 336 and 6
-false accepts of 1584, where `command` alone has 89 and 9. A veto of 0 gave 45 and 6; a sure of
-4, 19 and 30; of 8, 51 and 4."""
+34 voices of neither part (scripts/wake_spotter_train.py fit): 51 false rejects of 336 and 4
+false accepts of 1584, where `command` alone has 89 and 9. A sure of 6 gave 39 and 6, but Piper
+saying "hey jennifer, are you coming for lunch" scores 6.2 (and "..., click send" 7.7); a veto
+of 0 with 8, 57 and 4."""
 
 
 @dataclass(frozen=True)
