@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, get_args
@@ -20,7 +21,13 @@ from appliance.session import TurnReport
 from appliance.settings import Settings, WakeCheckName
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm, load_wav
 from appliance.voice.closed_set import SentenceSet, closed_set, skeletons
-from appliance.voice.closed_whisper import WAKE_CHECKS, ClosedWhisperRecognizer
+from appliance.voice.closed_whisper import (
+    SPOTTER_SURE,
+    SPOTTER_VETO,
+    WAKE_CHECKS,
+    ClosedWhisperRecognizer,
+    wake_rule,
+)
 from appliance.voice.commands import VoiceOptions, engines, run_voice, speech_pcm
 from appliance.voice.engines import Engines
 from appliance.voice.session_sink import SessionSink
@@ -28,6 +35,7 @@ from appliance.voice.sink import ScreenNames, screen_names_of, vocabulary_of
 from appliance.voice.sources import WavSource
 from appliance.voice.stt_whisper import TRAILING_SILENCE_S
 from appliance.voice.wake import WakeGate
+from appliance.voice.wake_spotter import ENDS, FEATURES, WINDOW, WakeSpotter, speech_embedding
 from appliance.wiring import build_planner, opened_desktop
 
 SCENES = {name: scene_path(name) for name in ("messages", "mail", "radio", "settings")}
@@ -132,6 +140,7 @@ def test_out_of_set_speech_falls_back_to_open_whisper(
 # -- the wake phrase -------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("check", ["command", "spotter"])
 @pytest.mark.parametrize(
     ("said", "voice", "wake"),
     [
@@ -142,8 +151,9 @@ def test_out_of_set_speech_falls_back_to_open_whisper(
     ],
 )
 def test_the_wake_decision_is_the_same_on_every_screen(
-    recognizer: ClosedWhisperRecognizer, said: str, voice: str, wake: bool
+    recognizer: ClosedWhisperRecognizer, said: str, voice: str, wake: bool, check: str
 ) -> None:
+    recognizer = ClosedWhisperRecognizer(recognizer.engine, wake_check=WAKE_CHECKS[check])
     audio = segment(said, voice)
     screens = {scene: (sentences(scene), vocabulary(SCENES[scene])) for scene in SCENES}
     # The issue's screen: names like what one voice's "hey juniper" was heard as when they were
@@ -152,6 +162,8 @@ def test_the_wake_decision_is_the_same_on_every_screen(
     heard = {name: recognizer.hear(audio, s, v) for name, (s, v) in screens.items()}
     assert {h.wake for h in heard.values()} == {wake}, heard
     assert len({h.greedy for h in heard.values()}) == 1, heard  # the wake pass saw no screen
+    assert len({h.spot for h in heard.values()}) == 1, heard  # nor did the spotter
+    assert (heard["messages"].spot is None) == (check != "spotter"), heard
 
 
 JENNIFER = pytest.mark.xfail(strict=True, reason="a near miss the lenient check lets through")
@@ -172,6 +184,12 @@ JENNIFER = pytest.mark.xfail(strict=True, reason="a near miss the lenient check 
         ("hey june, open the calendar", "espeak", "lenient", False),
         ("hey juniper, click send", "espeak", "lenient", True),
         ("hey juniper, click send", "espeak", "strict", True),
+        # The spotter is sure of neither near miss (log-odds -4.8 for Piper, 4.2 for espeak-ng)
+        # and leaves them to the command check.
+        ("hey june, open the calendar", "piper", "spotter", False),
+        ("hey june, open the calendar", "espeak", "spotter", False),
+        ("hey juniper, click send", "piper", "spotter", True),
+        ("hey juniper, click send", "espeak", "spotter", True),
     ],
 )
 def test_a_near_miss_of_the_wake_phrase_is_not_taken_for_it_on_any_screen(
@@ -252,6 +270,108 @@ def test_the_command_check_takes_a_doubtful_wake_phrase_said_alone(
     assert WakeGate().decide(heard["command"].text, 0.0, True).kind == "wake_only", heard
 
 
+def test_the_spotter_overrules_the_command_check_either_way() -> None:
+    """Below SPOTTER_VETO it refuses what the command check would take; at SPOTTER_SURE it wakes
+    on its own; between them, or with no score, the command check decides alone."""
+    spotter, command = WAKE_CHECKS["spotter"], WAKE_CHECKS["command"]
+    assert (spotter.sure, spotter.if_command) == (command.sure, command.if_command)
+    assert spotter.spots and not command.spots
+    assert spotter.spotted(SPOTTER_SURE) and not spotter.spotted(np.nextafter(SPOTTER_SURE, 0))
+    assert spotter.vetoed(SPOTTER_VETO - 0.01) and not spotter.vetoed(SPOTTER_VETO)
+    for between in (SPOTTER_VETO, (SPOTTER_VETO + SPOTTER_SURE) / 2, None):
+        assert not spotter.spotted(between) and not spotter.vetoed(between)
+    assert not command.spotted(99.0) and not command.vetoed(-99.0)
+
+
+def test_the_spotter_is_for_the_phrase_it_was_trained_on(
+    recognizer: ClosedWhisperRecognizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another wake phrase gets the command check, said so by the rule's name, and so does every
+    phrase where pyopen-wakeword (the models it reads) is missing; asking for the spotter on a
+    phrase it does not know is refused rather than silently ignored."""
+    spotter = WakeSpotter.load("hey juniper")
+    assert spotter is not None and np.isfinite(spotter.hidden).all()
+    assert spotter.hidden.shape[0] == spotter.mean.shape[0] == WINDOW * FEATURES
+    assert WakeSpotter.load("hello computer") is None
+    assert wake_rule("spotter", "Hey Juniper") == ("spotter", WAKE_CHECKS["spotter"])
+    assert wake_rule("spotter", "hello computer") == ("command", WAKE_CHECKS["command"])
+    assert wake_rule("strict", "hello computer") == ("strict", WAKE_CHECKS["strict"])
+    with pytest.raises(ValueError, match="no wake spotter"):
+        ClosedWhisperRecognizer(recognizer.engine, "hello computer", WAKE_CHECKS["spotter"])
+    monkeypatch.setitem(sys.modules, "pyopen_wakeword", None)  # as if not installed
+    assert WakeSpotter.load("hey juniper") is None
+    assert wake_rule("spotter", "hey juniper") == ("command", WAKE_CHECKS["command"])
+
+
+def test_the_spotter_reads_the_sound_alone() -> None:
+    """openWakeWord's embedding of real speech (Piper, espeak-ng): one per 80 ms after the lead
+    of silence; the wake phrase far above the sure floor, commands without it far below the
+    veto, and a sound too short to hold it nothing at all."""
+    spotter = WakeSpotter.load("hey juniper")
+    assert spotter is not None
+    pad = bytes(int(0.3 * PIPELINE_RATE) * 2)
+    for voice in ("piper", "espeak"):
+        woken = pad + speech_pcm("Hey juniper, click send.", voice) + pad
+        seconds = len(woken) / 2 / PIPELINE_RATE
+        embedded = speech_embedding().embed(woken)
+        assert embedded.shape[1] == FEATURES
+        assert abs(len(embedded) - ((2.0 + seconds) / 0.08 - 8.5)) < 2, (len(embedded), seconds)
+        assert spotter.score(woken) >= SPOTTER_SURE + 4, voice
+        for said in ("Click send.", "Open the calendar."):
+            assert spotter.score(pad + speech_pcm(said, voice) + pad) < SPOTTER_VETO, said
+    assert len(speech_embedding().embed(pad)) <= ENDS[0]
+    assert spotter.score(pad) == -np.inf
+
+
+def _tuning_clip(voice_label: str, condition: str, said: str, wake: bool) -> tuple[bytes, str]:
+    """A clip of the tuning part as scripts/wake_rule_tune.py hears it, and its scene."""
+    from appliance.bench.spoken.conditions import CONDITIONS
+    from appliance.bench.spoken.corpus import _noise_for, audio, items, load_part, non_wake_audio
+    from appliance.bench.spoken.false_accepts import SCENE
+
+    tail = bytes(int(TRAILING_SILENCE_S * PIPELINE_RATE) * 2)
+    cond = next(c for c in CONDITIONS if c.name == condition)
+    if wake:
+        item = next(i for i in items("tune", [cond])
+                    if i.voice.label == voice_label and i.sentence == said)
+        return audio(item) + tail, item.scene
+    voice = next(v for v in load_part("tune").voices if v.label == voice_label)
+    return non_wake_audio("tune", voice, said, cond, _noise_for(voice, said, cond)) + tail, SCENE
+
+
+@pytest.mark.parametrize(
+    ("voice", "condition", "said", "wake", "heard"),
+    [
+        # At 10 dB Whisper wrote only "Okay, go ahead.": no wake phrase for the command check;
+        # the spotter is sure of it (log-odds 11.9).
+        ("espeak:en-us+Annie@150/50", "snr10", "okay go ahead", True, "hey juniper okay go ahead"),
+        # Written "Thank you, Juniper, switch to the column dot.": its words for the wake phrase
+        # are dropped, and the rest is the screen's sentence (log-odds 20.5).
+        ("espeak:en+linda@165/55", "snr10", "switch to the calendar", True,
+         "hey juniper switch to the calendar"),
+        # Heard as "hey juniper, come on, sit here" and taken by the strict part; the spotter
+        # (log-odds -4.4) overrules it.
+        ("espeak:en@165/45", "snr5", "hey julia, the bus is here", False, ""),
+    ],
+)
+def test_the_spotter_changes_the_command_checks_answer_on_tuning_clips(
+    recognizer: ClosedWhisperRecognizer, voice: str, condition: str, said: str, wake: bool,
+    heard: str,
+) -> None:
+    """Tuning clips on which the spotter check and the command check disagree, each the right
+    way (the spotter was trained on them: this shows the rule acting on real audio)."""
+    audio, scene = _tuning_clip(voice, condition, said, wake)
+    answers = {check: ClosedWhisperRecognizer(recognizer.engine, wake_check=WAKE_CHECKS[check])
+               .hear(audio, sentences(scene), vocabulary(SCENES[scene]))
+               for check in ("command", "spotter")}
+    assert answers["command"].wake is not wake, answers
+    assert answers["spotter"].wake is wake, answers
+    spot = answers["spotter"].spot
+    assert spot is not None and (spot >= SPOTTER_SURE if wake else spot < SPOTTER_VETO), answers
+    if wake:
+        assert answers["spotter"].text == heard, answers
+
+
 def espeak_in_noise(text: str, rate: int, snr_db: float, seed: int) -> bytes:
     """espeak-ng en-us at `rate` words a minute, 0.3 s either side, white noise at `snr_db`."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -321,13 +441,15 @@ def test_spoken_commands_act_on_the_scene_closed_first_open_second(
 
 
 @pytest.mark.parametrize(("check", "acted"),
-                         [("lenient", True), ("strict", False), ("command", True)])
+                         [("lenient", True), ("strict", False), ("command", True),
+                          ("spotter", True)])
 def test_the_caregivers_wake_check_reaches_the_pipeline(
     tmp_path: Path, loaded: Engines, check: WakeCheckName, acted: bool
 ) -> None:
     """The `wake_check` setting as `appliance run` passes it: "hey jennifer, click send" (a near
     miss) becomes a turn when the check is lenient, and is ignored when it is strict; the
-    command check takes it, "click send" being a command of the screen."""
+    command check takes it, "click send" being a command of the screen, and so does the
+    spotter's, not sure of it either way (log-odds 7.7)."""
     scene = tmp_path / "scene.json"
     shutil.copyfile(SCENES["messages"], scene)
     reports: list[TurnReport] = []

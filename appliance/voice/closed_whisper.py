@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from rapidfuzz import fuzz
 
 from appliance.settings import WakeCheckName
 from appliance.voice.closed_set import SentenceSet
@@ -68,6 +69,9 @@ what it heard there freely. Tuned on the tuning part (scripts/wake_tune.py --per
 and 1584 non-wake clips, 12 voices (7 female-sounding espeak variants), clean, 10 dB, 5 dB and
 reverb. The fixed pass alone: 20 false rejects (16 at 5 dB), 466 false accepts; with this, 22 and
 284 (the near misses mostly); -2.25 on the whole phrase, before: 129 and 1."""
+WAKE_WORD_SCORE = 72.0
+"""How closely a word Whisper wrote must spell the wake word to be taken for it (WakeGate's
+threshold) when the spotter, not the words, heard the wake phrase."""
 FIRST_WAKE_MARGIN = -2.25
 """The first tuning's margin (male tuning voices only), on the whole phrase "Hey Juniper", a
 no-speech verdict rejecting: on the held-out part 20 % false rejects, 2 false accepts an hour."""
@@ -340,9 +344,8 @@ class ClosedWhisperRecognizer:
         rule, heard_wake = self.wake_check, self.gate.split(greedy) is not None
         spot = None if self.spotter is None else self.spotter.score(pcm)
         if rule is not None and rule.spotted(spot):
-            # Sure from the sound alone: Whisper may have written "I hate you, number" for it;
-            # the words after it are then read past as many words (`_command`).
-            return replace(self._rest(fixed, True, None, sentences), spot=spot)
+            # Sure from the sound alone, whatever Whisper wrote for the wake phrase.
+            return replace(self._rest(self._woken(fixed), True, None, sentences), spot=spot)
         if not heard_wake or rule is None or rule.vetoed(spot):
             woken = heard_wake and rule is None  # no rule: the fixed pass alone decides
             return replace(self._rest(fixed, woken, None, sentences), spot=spot)
@@ -409,6 +412,17 @@ class ClosedWhisperRecognizer:
                              math.exp(said_logprob), evidence)
         return Heard(lead, "open", wake, greedy, score, greedy_score, best,
                      math.exp(screen_logprob), evidence, not_caught=wake)
+
+    def _woken(self, fixed: _FixedPass) -> _FixedPass:
+        """The fixed pass as if it had written the wake phrase the spotter heard: Whisper's
+        words for it dropped ("thank you juniper, switch to ..."), or none when in noise it
+        wrote only the command ("okay go ahead")."""
+        if self.gate.split(fixed.text) is not None:
+            return fixed
+        said, last = words(fixed.text), self.gate.phrase_words[-1]
+        near = said[:len(self.gate.phrase_words) + 2]
+        cut = next((i + 1 for i, w in enumerate(near) if fuzz.ratio(w, last) >= WAKE_WORD_SCORE), 0)
+        return replace(fixed, text=f"{self.wake_phrase.title()}, {' '.join(said[cut:])}")
 
     def _command(self, text: str, wake: bool) -> str:
         """The words of `text` after the wake phrase (or after as many words, when the fixed

@@ -29,7 +29,11 @@ ENDS = range(26, 44)
 VAD hands it over (0.3 s of pre-roll, stt_whisper.PREROLL_S), where the wake phrase ends."""
 FEATURES = 96
 MEL_BINS = 32
-MEL_FRAMES = 76  # melspectrogram frames per embedding, 8 apart
+MEL_FRAMES = 76  # melspectrogram frames per embedding
+MEL_STEP = 8  # frames from one embedding to the next
+MEL_WINDOW, MEL_HOP = 400, 160  # samples per melspectrogram frame, and between two
+FIRST = ENDS[0] - WINDOW + 1
+"""The first embedding a scored window reads."""
 
 Floats = npt.NDArray[np.float32]
 
@@ -67,13 +71,21 @@ class SpeechEmbedding:
         lib.TfLiteTensorCopyToBuffer(out, y.ctypes.data_as(ctypes.c_void_p), y.nbytes)
         return y
 
-    def embed(self, pcm: bytes) -> Floats:
-        """(embeddings, 96) of 16 kHz PCM16 after LEAD_S of silence, one per 80 ms."""
+    def embed(self, pcm: bytes, first: int = 0, last: int | None = None) -> Floats:
+        """(embeddings, 96) of 16 kHz PCM16 after LEAD_S of silence, one per 80 ms: those from
+        `first` to `last` (all there are when None); the others are never computed."""
         samples = np.frombuffer(pcm, dtype="<i2").astype(np.float32)  # int16 scale, as trained
         audio = np.concatenate([np.zeros(int(LEAD_S * RATE), np.float32), samples])
+        there = ((len(audio) - MEL_WINDOW) // MEL_HOP + 1 - MEL_FRAMES) // MEL_STEP + 1
+        last = there - 1 if last is None else min(last, there - 1)
+        if last < first:
+            return np.zeros((0, FEATURES), np.float32)
+        # A melspectrogram frame reads its own 25 ms alone: the audio they need is enough.
+        start = first * MEL_STEP * MEL_HOP
+        end = ((last * MEL_STEP + MEL_FRAMES - 1) * MEL_HOP) + MEL_WINDOW
         # openWakeWord's scaling of the melspectrogram into the embedding's range.
-        mels = self._run(self._mel, audio[None, :]).reshape(-1, MEL_BINS) / 10 + 2
-        starts = range(0, len(mels) - MEL_FRAMES + 1, 8)
+        mels = self._run(self._mel, audio[None, start:end]).reshape(-1, MEL_BINS) / 10 + 2
+        starts = range(0, len(mels) - MEL_FRAMES + 1, MEL_STEP)
         windows = np.stack([mels[s:s + MEL_FRAMES] for s in starts])[:, :, :, None]
         return self._run(self._emb, windows).reshape(-1, FEATURES)
 
@@ -84,10 +96,10 @@ def speech_embedding() -> SpeechEmbedding:
     return SpeechEmbedding()
 
 
-def windows(embeddings: Floats) -> Floats:
-    """The ENDS windows there are, each flattened (WINDOW x 96); none for a sound too short to
-    hold the wake phrase."""
-    ends = [j for j in ENDS if j < len(embeddings)]
+def windows(embeddings: Floats, first: int = 0) -> Floats:
+    """The ENDS windows there are, each flattened (WINDOW x 96), of embeddings from `first` on;
+    none for a sound too short to hold the wake phrase."""
+    ends = [j - first for j in ENDS if j - first < len(embeddings)]
     flat = [embeddings[j - WINDOW + 1:j + 1].reshape(-1) for j in ends]
     return np.stack(flat) if flat else np.zeros((0, WINDOW * FEATURES), np.float32)
 
@@ -109,12 +121,13 @@ class WakeSpotter:
         h = np.maximum(((x - self.mean) / self.scale) @ self.hidden + self.hidden_bias, 0)
         return np.asarray(h @ self.out + self.out_bias, dtype=np.float32)
 
-    def score_embeddings(self, embeddings: Floats) -> float:
-        scores = self.logits(windows(embeddings))
+    def score_embeddings(self, embeddings: Floats, first: int = 0) -> float:
+        """From the embeddings of one utterance, `first` the index of the first given."""
+        scores = self.logits(windows(embeddings, first))
         return float(scores.max()) if len(scores) else -math.inf
 
     def score(self, pcm: bytes) -> float:
-        return self.score_embeddings(speech_embedding().embed(pcm))
+        return self.score_embeddings(speech_embedding().embed(pcm, FIRST, ENDS[-1]), FIRST)
 
     def save(self, path: Path = SPOTTER_FILE) -> None:
         np.savez(path, phrase=np.array(self.phrase), mean=self.mean, scale=self.scale,
