@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from wake_rule_tune import COMMAND_KINDS, Clip, clips
+from wake_rule_tune import woken as command_woken
 from wake_tune import COND_NAMES, NEAR_MISSES
 
 from appliance.bench.spoken.conditions import (
@@ -46,7 +47,7 @@ from appliance.bench.spoken.conditions import (
 )
 from appliance.bench.spoken.corpus import _cached, _noise_for, babble, clean_speech, load_part
 from appliance.bench.spoken.voices import Voice
-from appliance.voice.closed_whisper import WAKE_CHECKS, WakeEvidence, WakeRule
+from appliance.voice.closed_whisper import WAKE_CHECKS, WakeRule
 from appliance.voice.stt_whisper import RATE, TRAILING_SILENCE_S
 from appliance.voice.wake_spotter import WINDOW, WakeSpotter, speech_embedding
 
@@ -241,14 +242,10 @@ def scored(spotter: WakeSpotter, x: Floats, lengths: npt.NDArray[np.int64]) -> F
 
 def woken(row: dict[str, Any], spot: float, rule: WakeRule) -> bool:
     """Whether `rule` takes a clip, as ClosedWhisperRecognizer.hear decides."""
-    if rule.spotter_sure is not None and spot >= rule.spotter_sure:
+    if rule.spotted(spot):
         return True
-    if not row["fixed"] or (rule.spotter_veto is not None and spot < rule.spotter_veto):
-        return False
-    evidence = WakeEvidence(**{k: v for k, v in row["evidence"].items() if k != "probe"})
-    return rule.sure.passes(evidence) or (rule.if_command is not None
-                                          and rule.if_command.passes(evidence)
-                                          and row["kind"] in COMMAND_KINDS)
+    return not rule.vetoed(spot) and command_woken(row, rule.sure, rule.if_command,
+                                                   COMMAND_KINDS)
 
 
 def weigh(paths: list[str], extra_paths: list[str], row_path: str, alone_path: str,

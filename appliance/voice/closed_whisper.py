@@ -160,8 +160,8 @@ WAKE_CHECKS: dict[WakeCheckName, WakeRule] = {
 def wake_rule(name: WakeCheckName, phrase: str) -> tuple[WakeCheckName, WakeRule]:
     """The rule the caregiver chose, or `command` when it needs a spotter and none was trained
     for this wake phrase (the name says which is used)."""
-    spotter = WakeSpotter.load(" ".join(WakeGate(phrase).phrase_words))
-    if WAKE_CHECKS[name].spots and spotter is None:
+    spots = WAKE_CHECKS[name].spots
+    if spots and WakeSpotter.load(" ".join(WakeGate(phrase).phrase_words)) is None:
         return "command", WAKE_CHECKS["command"]
     return name, WAKE_CHECKS[name]
 
@@ -341,24 +341,29 @@ class ClosedWhisperRecognizer:
             return Heard("", "open", False, greedy, None, None)
         fixed = _FixedPass(scorer, encoded, frames, greedy, tokens, logprob,
                            bias_prompt(list(vocabulary), self.wake_phrase) if vocabulary else None)
-        rule, heard_wake = self.wake_check, self.gate.split(greedy) is not None
         spot = None if self.spotter is None else self.spotter.score(pcm)
+        return replace(self._wake(fixed, spot, sentences), spot=spot)
+
+    def _wake(self, fixed: _FixedPass, spot: float | None, sentences: SentenceSet) -> Heard:
+        """The wake decision (the rule on the fixed pass, its second opinion and the spotter's
+        log-odds), and the words after it."""
+        rule, heard_wake = self.wake_check, self.gate.split(fixed.text) is not None
         if rule is not None and rule.spotted(spot):
             # Sure from the sound alone, whatever Whisper wrote for the wake phrase.
-            return replace(self._rest(self._woken(fixed), True, None, sentences), spot=spot)
+            return self._rest(self._woken(fixed), True, None, sentences)
         if not heard_wake or rule is None or rule.vetoed(spot):
             woken = heard_wake and rule is None  # no rule: the fixed pass alone decides
-            return replace(self._rest(fixed, woken, None, sentences), spot=spot)
-        evidence = self.wake_evidence(encoded, frames)
+            return self._rest(fixed, woken, None, sentences)
+        evidence = self.wake_evidence(fixed.encoded, fixed.frames)
         if rule.sure.passes(evidence):
-            return replace(self._rest(fixed, True, evidence, sentences), spot=spot)
+            return self._rest(fixed, True, evidence, sentences)
         if rule.if_command is not None and rule.if_command.passes(evidence):
             heard = self._rest(fixed, True, evidence, sentences)
             # A sentence of the screen, sure or to be asked about; or the wake phrase alone,
             # its command to come in the window it opens (people pause after it).
-            if heard.path == "closed" or not self._command(greedy, True):
-                return replace(heard, spot=spot)
-        return replace(self._rest(fixed, False, evidence, sentences), spot=spot)
+            if heard.path == "closed" or not self._command(fixed.text, True):
+                return heard
+        return self._rest(fixed, False, evidence, sentences)
 
     def _rest(self, fixed: _FixedPass, wake: bool, evidence: WakeEvidence | None,
               sentences: SentenceSet) -> Heard:
