@@ -3,9 +3,11 @@
 Each sampled item is heard as it is; through speexdsp's noise suppression (pyaec with its far
 end silent: the echo canceller has nothing to cancel, the preprocessor denoises), fresh and
 after it has heard the item once (a denoiser on a live microphone has learnt the room's noise
-before anyone speaks); and with beam search in every decode. Prints the totals per condition
-and variant, and each variant's `hear` p50.
-    PYTHONPATH=. python scripts/closed_set_variants.py --per 3 --conditions clean,snr10,snr5
+before anyone speaks); with beam search in every decode; and with every utterance through the
+full 30 s encoder window (no quick pass). Prints the totals per condition and variant, and each
+variant's `hear` p50. The recognizer has the default wake check.
+    PYTHONPATH=. python scripts/closed_set_variants.py --per 3 --conditions clean,snr10,snr5 \
+        [--variants "as is,full window only"]
 """
 
 from __future__ import annotations
@@ -21,7 +23,13 @@ import numpy as np
 from appliance.bench.spoken.conditions import CONDITIONS
 from appliance.bench.spoken.corpus import audio, items, sample
 from appliance.bench.spoken.outcome import heard_on, planned
-from appliance.voice.closed_whisper import ClosedWhisperRecognizer
+from appliance.settings import Settings
+from appliance.voice.closed_whisper import (
+    FULL_WINDOW,
+    QUICK_WINDOW,
+    ClosedWhisperRecognizer,
+    wake_rule,
+)
 from appliance.voice.commands import engines
 from appliance.voice.echo import FRAME_SAMPLES, SpeexCanceller
 from appliance.voice.stt_whisper import RATE, TRAILING_SILENCE_S
@@ -41,31 +49,35 @@ def denoised(pcm: bytes, passes: int) -> bytes:
     return b"".join(out)
 
 
-VARIANTS: dict[str, tuple[Callable[[bytes], bytes], int]] = {
-    "as is": (lambda pcm: pcm, 1),
-    "denoised": (lambda pcm: denoised(pcm, 1), 1),
-    "denoised, noise learnt": (lambda pcm: denoised(pcm, 2), 1),
-    f"beam {BEAM}": (lambda pcm: pcm, BEAM),
+VARIANTS: dict[str, tuple[Callable[[bytes], bytes], int, int | None]] = {
+    "as is": (lambda pcm: pcm, 1, QUICK_WINDOW),
+    "denoised": (lambda pcm: denoised(pcm, 1), 1, QUICK_WINDOW),
+    "denoised, noise learnt": (lambda pcm: denoised(pcm, 2), 1, QUICK_WINDOW),
+    f"beam {BEAM}": (lambda pcm: pcm, BEAM, QUICK_WINDOW),
+    "full window only": (lambda pcm: pcm, 1, None),
 }
-"""name: (what the audio goes through, beam size)."""
+"""name: (what the audio goes through, beam size, quick window)."""
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--per", type=int, default=3)
     ap.add_argument("--conditions", default="clean,snr10,snr5")
+    ap.add_argument("--variants", default=",".join(VARIANTS))
     args = ap.parse_args()
+    chosen = {name: VARIANTS[name] for name in args.variants.split(",")}
     conds = [c for c in CONDITIONS if c.name in args.conditions.split(",")]
     loaded = engines(progress=False)
     assert loaded.whisper is not None
-    rec = ClosedWhisperRecognizer(loaded.whisper)
+    rec = ClosedWhisperRecognizer(loaded.whisper, wake_check=wake_rule(
+        Settings().wake_check, "hey juniper")[1])
     tail = bytes(int(TRAILING_SILENCE_S * RATE) * 2)
     totals: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     hear_ms: dict[str, list[float]] = collections.defaultdict(list)
     for item in sample(items("tune", conds), args.per, seed=7):
         pcm, want = audio(item), planned(item.scene, item.sentence)
-        for name, (front, beam) in VARIANTS.items():
-            rec.scorer.beam_size = beam
+        for name, (front, beam, window) in chosen.items():
+            rec.scorer.beam_size, rec.quick_window = beam, window
             heard_pcm = front(pcm) + tail
             start = time.monotonic()
             heard = rec.hear(heard_pcm, *heard_on(item.scene))
@@ -73,7 +85,8 @@ def main() -> None:
             command = heard.text.removeprefix("hey juniper").strip()
             right = heard.wake and bool(command) and planned(item.scene, command) == want
             totals[f"{item.condition.name}: {name}"].update(
-                items=1, woken=heard.wake, right_at_once=right and not heard.doubtful)
+                items=1, woken=heard.wake, right_at_once=right and not heard.doubtful,
+                quick=heard.window_s < FULL_WINDOW / 100)
     report: dict[str, object] = {k: dict(v) for k, v in totals.items()}
     report["hear_p50_ms"] = {k: round(float(np.percentile(v, 50))) for k, v in hear_ms.items()}
     print(json.dumps(report, indent=1))

@@ -22,6 +22,8 @@ from appliance.settings import Settings, WakeCheckName
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm, load_wav
 from appliance.voice.closed_set import SentenceSet, closed_set, skeletons
 from appliance.voice.closed_whisper import (
+    FULL_WINDOW,
+    QUICK_WINDOW,
     SPOTTER_SURE,
     SPOTTER_VETO,
     WAKE_CHECKS,
@@ -137,6 +139,68 @@ def test_out_of_set_speech_falls_back_to_open_whisper(
         assert word in heard.text.lower(), heard
 
 
+# -- the quick window ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("voice", "scene", "said"),
+    [("piper", "radio", "select jazz fm"), ("espeak", "settings", "tick large text"),
+     # Through the quick window Whisper wrote "Hey Juniper, undo that. Hey Juniper, do that.":
+     # scored, "don't do that" won; the first saying is what was said.
+     ("piper", "messages", "undo that")],
+)
+def test_a_sure_command_of_the_screen_is_taken_from_the_quick_window(
+    loaded: Engines, voice: str, scene: str, said: str
+) -> None:
+    assert loaded.whisper is not None
+    spotter = ClosedWhisperRecognizer(loaded.whisper, wake_check=WAKE_CHECKS["spotter"])
+    heard = spotter.hear(segment(f"hey juniper, {said}", voice), sentences(scene),
+                         vocabulary(SCENES[scene]))
+    assert (heard.text, heard.path, heard.doubtful) == (f"hey juniper {said}", "closed", False)
+    assert heard.window_s == QUICK_WINDOW / 100, heard
+
+
+@pytest.mark.parametrize(
+    ("said", "wake"),
+    [("hey juniper, type hello grandma in the message box", True),  # open: heard again
+     ("tick urgent", False),  # a sentence of the screen, but no wake phrase
+     ("hey june, tick urgent", False)],  # a near miss the spotter is not sure of
+)
+def test_all_but_a_sure_command_after_the_wake_phrase_is_heard_through_the_full_window(
+    loaded: Engines, said: str, wake: bool
+) -> None:
+    assert loaded.whisper is not None
+    spotter = ClosedWhisperRecognizer(loaded.whisper, wake_check=WAKE_CHECKS["spotter"])
+    heard = spotter.hear(segment(said), sentences("messages"), vocabulary(SCENES["messages"]))
+    assert heard.wake is wake, heard
+    assert heard.window_s == FULL_WINDOW / 100, heard
+
+
+def test_an_utterance_too_long_for_the_quick_window_skips_it(
+    loaded: Engines, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert loaded.whisper is not None
+    recognizer = ClosedWhisperRecognizer(loaded.whisper, wake_check=WAKE_CHECKS["spotter"])
+    windows: list[int] = []
+    encode = recognizer.scorer.encode
+
+    def spy(audio: Any, window: int = FULL_WINDOW) -> Any:
+        windows.append(window)
+        return encode(audio, window)
+
+    monkeypatch.setattr(recognizer.scorer, "encode", spy)
+    long = segment("hey juniper, type dear grandma, thank you for the lovely flowers, they are "
+                   "on the kitchen table by the window and they make the whole room smell of "
+                   "summer, I will ring you on sunday after lunch")
+    assert len(long) / 2 / PIPELINE_RATE > QUICK_WINDOW / 100
+    heard = recognizer.hear(long, sentences("messages"), vocabulary(SCENES["messages"]))
+    assert heard.wake and "flowers" in heard.text.lower(), heard
+    assert heard.spot is not None and heard.spot >= SPOTTER_SURE, heard  # else no quick pass
+    assert windows == [FULL_WINDOW], windows
+    recognizer.hear(segment("hey juniper, tick urgent"), sentences("messages"))
+    assert windows[1] == QUICK_WINDOW, windows
+
+
 # -- the wake phrase -------------------------------------------------------------------------
 
 
@@ -161,7 +225,11 @@ def test_the_wake_decision_is_the_same_on_every_screen(
     screens["misleading"] = (closed_set(MISLEADING, ()), [*MISLEADING, "click", "type"])
     heard = {name: recognizer.hear(audio, s, v) for name, (s, v) in screens.items()}
     assert {h.wake for h in heard.values()} == {wake}, heard
-    assert len({h.greedy for h in heard.values()}) == 1, heard  # the wake pass saw no screen
+    # The pass that decided the wake saw no screen. Which window gave the words may depend on
+    # the screen (a sure sentence of it after a wake phrase the spotter was sure of), the words
+    # through each may not.
+    for window in {h.window_s for h in heard.values()}:
+        assert len({h.greedy for h in heard.values() if h.window_s == window}) == 1, heard
     assert len({h.spot for h in heard.values()}) == 1, heard  # nor did the spotter
     assert (heard["messages"].spot is None) == (check != "spotter"), heard
 
