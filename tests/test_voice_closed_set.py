@@ -149,7 +149,7 @@ def test_out_of_set_speech_falls_back_to_open_whisper(
      # scored, "don't do that" won; the first saying is what was said.
      ("piper", "messages", "undo that")],
 )
-def test_a_sure_command_of_the_screen_is_taken_from_the_quick_window(
+def test_a_sentence_of_the_screen_heard_freely_is_taken_from_the_quick_window(
     loaded: Engines, voice: str, scene: str, said: str
 ) -> None:
     assert loaded.whisper is not None
@@ -166,7 +166,7 @@ def test_a_sure_command_of_the_screen_is_taken_from_the_quick_window(
      ("tick urgent", False),  # a sentence of the screen, but no wake phrase
      ("hey june, tick urgent", False)],  # a near miss the spotter is not sure of
 )
-def test_all_but_a_sure_command_after_the_wake_phrase_is_heard_through_the_full_window(
+def test_all_else_is_heard_through_the_full_window(
     loaded: Engines, said: str, wake: bool
 ) -> None:
     assert loaded.whisper is not None
@@ -226,8 +226,8 @@ def test_the_wake_decision_is_the_same_on_every_screen(
     heard = {name: recognizer.hear(audio, s, v) for name, (s, v) in screens.items()}
     assert {h.wake for h in heard.values()} == {wake}, heard
     # The pass that decided the wake saw no screen. Which window gave the words may depend on
-    # the screen (a sure sentence of it after a wake phrase the spotter was sure of), the words
-    # through each may not.
+    # the screen (a sentence of it heard freely after a wake phrase the spotter was sure of),
+    # the words through each may not.
     for window in {h.window_s for h in heard.values()}:
         assert len({h.greedy for h in heard.values() if h.window_s == window}) == 1, heard
     assert len({h.spot for h in heard.values()}) == 1, heard  # nor did the spotter
