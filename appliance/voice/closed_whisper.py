@@ -236,8 +236,8 @@ class WhisperScorer:
 
         self._fw: Any = engine._model
         self._ct2: Any = self._fw.model
-        self.tokenizer: Any = Tokenizer(self._fw.hf_tokenizer, False, task="transcribe",
-                                        language="en")
+        self.tokenizer: Any = Tokenizer(self._fw.hf_tokenizer, self._ct2.is_multilingual,
+                                        task="transcribe", language="en")
 
     def encode(self, audio: npt.NDArray[np.float32],
                window: int = FULL_WINDOW) -> tuple[Any, int]:
