@@ -215,7 +215,13 @@ class _FixedPass:
     text: str
     tokens: list[int]
     logprob: float
+    no_speech: float  # Whisper's probability that the audio holds no speech
     screen_prompt: str | None  # the screen's words and the wake phrase; None: no screen words
+
+    @property
+    def silent(self) -> bool:
+        """Nothing heard, or Whisper finds no speech in it."""
+        return not self.tokens or self.no_speech > NO_SPEECH_MAX
 
     @cached_property
     def screen(self) -> tuple[str, float]:
@@ -363,14 +369,19 @@ class ClosedWhisperRecognizer:
             quick = self._quick(audio, window, spot, sentences)
             if quick is not None:
                 return quick
-        scorer = self.scorer
-        encoded, frames = scorer.encode(audio)
-        greedy, tokens, logprob, no_speech = scorer.greedy(encoded, self._prompt)
-        if not tokens or no_speech > NO_SPEECH_MAX:
-            return Heard("", "open", False, greedy, None, None, spot=spot)
-        fixed = _FixedPass(scorer, encoded, frames, greedy, tokens, logprob,
-                           bias_prompt(list(vocabulary), self.wake_phrase) if vocabulary else None)
+        fixed = self._fixed_pass(audio, FULL_WINDOW, vocabulary)
+        if fixed.silent:
+            return Heard("", "open", False, fixed.text, None, None, spot=spot)
         return replace(self._wake(fixed, spot, sentences), spot=spot)
+
+    def _fixed_pass(self, audio: npt.NDArray[np.float32], window: int,
+                    vocabulary: Sequence[str]) -> _FixedPass:
+        """The audio encoded through `window` feature frames and decoded under the fixed
+        prompt."""
+        encoded, frames = self.scorer.encode(audio, window)
+        greedy, tokens, logprob, no_speech = self.scorer.greedy(encoded, self._prompt)
+        return _FixedPass(self.scorer, encoded, frames, greedy, tokens, logprob, no_speech,
+                          bias_prompt(list(vocabulary), self.wake_phrase) if vocabulary else None)
 
     def _quick(self, audio: npt.NDArray[np.float32], window: int, spot: float | None,
                sentences: SentenceSet) -> Heard | None:
@@ -379,20 +390,18 @@ class ClosedWhisperRecognizer:
         None. Nothing is scored: through this window Whisper often starts over after the
         sentence ("Hey Juniper, undo that. Hey Juniper, do that."), and "don't do that" then
         scored best."""
-        scorer = self.scorer
-        encoded, frames = scorer.encode(audio, window)
-        greedy, tokens, logprob, no_speech = scorer.greedy(encoded, self._prompt)
-        if not tokens or no_speech > NO_SPEECH_MAX or logprob < MIN_AVG_LOGPROB:
+        fixed = self._fixed_pass(audio, window, ())
+        if fixed.silent or fixed.logprob < MIN_AVG_LOGPROB:
             return None
-        said = self._woken(_FixedPass(scorer, encoded, frames, greedy, tokens, logprob, None)).text
+        said = self._woken(fixed).text
         first = _SENTENCE_END.split(said, maxsplit=1)
         if len(first) == 2 and self.gate.split(first[1]) is not None:
             said = first[0]  # the first saying is what was said; then Whisper started over
         command = self._command(said, True)
         if command not in sentences or not heard_clearly(command):
             return None
-        return Heard(f"{self.wake_phrase} {command}", "closed", True, greedy, None, None, command,
-                     math.exp(logprob), spot=spot, window_s=window / 100)
+        return Heard(f"{self.wake_phrase} {command}", "closed", True, fixed.text, None, None,
+                     command, math.exp(fixed.logprob), spot=spot, window_s=window / 100)
 
     def _wake(self, fixed: _FixedPass, spot: float | None, sentences: SentenceSet) -> Heard:
         """The wake decision (the rule on the fixed pass, its second opinion and the spotter's
