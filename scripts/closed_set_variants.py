@@ -5,18 +5,23 @@ end silent: the echo canceller has nothing to cancel, the preprocessor denoises)
 after it has heard the item once (a denoiser on a live microphone has learnt the room's noise
 before anyone speaks); with beam search in every decode; and with every utterance through the
 full 30 s encoder window (no quick pass). Prints the totals per condition and variant, and each
-variant's `hear` p50. The recognizer has the default wake check.
+variant's `hear` p50 and p95. The recognizer has the default wake check; with --model, each
+variant is also heard by the same recognizer on another CTranslate2 Whisper model (a directory
+of model.bin, config.json, tokenizer.json and vocabulary.txt; docs/voice-corpus.md, "Whisper
+base instead of tiny.en").
     PYTHONPATH=. python scripts/closed_set_variants.py --per 3 --conditions clean,snr10,snr5 \
-        [--variants "as is,full window only"]
+        [--variants "as is,full window only"] [--model DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import itertools
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -32,7 +37,7 @@ from appliance.voice.closed_whisper import (
 )
 from appliance.voice.commands import engines
 from appliance.voice.echo import FRAME_SAMPLES, SpeexCanceller
-from appliance.voice.stt_whisper import RATE, TRAILING_SILENCE_S
+from appliance.voice.stt_whisper import RATE, TRAILING_SILENCE_S, WhisperEngine
 
 BEAM = 4
 
@@ -64,31 +69,41 @@ def main() -> None:
     ap.add_argument("--per", type=int, default=3)
     ap.add_argument("--conditions", default="clean,snr10,snr5")
     ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--model", type=Path, help="another Whisper model, heard beside tiny.en")
     args = ap.parse_args()
     chosen = {name: VARIANTS[name] for name in args.variants.split(",")}
     conds = [c for c in CONDITIONS if c.name in args.conditions.split(",")]
     loaded = engines(progress=False)
     assert loaded.whisper is not None
-    rec = ClosedWhisperRecognizer(loaded.whisper, wake_check=wake_rule(
-        Settings().wake_check, "hey juniper")[1])
+    rule = wake_rule(Settings().wake_check, "hey juniper")[1]
+    recs = {"": ClosedWhisperRecognizer(loaded.whisper, wake_check=rule)}
+    if args.model:
+        recs[f" @ {args.model.name}"] = ClosedWhisperRecognizer(WhisperEngine(args.model),
+                                                                wake_check=rule)
     tail = bytes(int(TRAILING_SILENCE_S * RATE) * 2)
     totals: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     hear_ms: dict[str, list[float]] = collections.defaultdict(list)
     for item in sample(items("tune", conds), args.per, seed=7):
         pcm, want = audio(item), planned(item.scene, item.sentence)
-        for name, (front, beam, window) in chosen.items():
+        for (name, (front, beam, window)), (model, rec) in itertools.product(
+                chosen.items(), recs.items()):
             rec.scorer.beam_size, rec.quick_window = beam, window
             heard_pcm = front(pcm) + tail
             start = time.monotonic()
             heard = rec.hear(heard_pcm, *heard_on(item.scene))
-            hear_ms[name].append((time.monotonic() - start) * 1000)
+            hear_ms[name + model].append((time.monotonic() - start) * 1000)
             command = heard.text.removeprefix("hey juniper").strip()
-            right = heard.wake and bool(command) and planned(item.scene, command) == want
-            totals[f"{item.condition.name}: {name}"].update(
-                items=1, woken=heard.wake, right_at_once=right and not heard.doubtful,
+            got = planned(item.scene, command) if heard.wake and command else None
+            wrong = got is not None and got != want and got["decision"] == "executed"
+            totals[f"{item.condition.name}: {name}{model}"].update(
+                items=1, woken=heard.wake, right_at_once=got == want and not heard.doubtful,
+                right_after_a_yes=got == want and heard.doubtful,
+                wrong_done_unasked=wrong and not heard.doubtful,
                 quick=heard.window_s < FULL_WINDOW / 100)
-    report: dict[str, object] = {k: dict(v) for k, v in totals.items()}
-    report["hear_p50_ms"] = {k: round(float(np.percentile(v, 50))) for k, v in hear_ms.items()}
+    report: dict[str, object] = {k: dict(v) for k, v in sorted(totals.items())}
+    report["hear_ms"] = {k: {"p50": round(float(np.percentile(v, 50))),
+                             "p95": round(float(np.percentile(v, 95)))}
+                         for k, v in hear_ms.items()}
     print(json.dumps(report, indent=1))
 
 
