@@ -121,17 +121,58 @@ def test_wake_phrase_alone_then_the_command_after_a_pause(loaded: Engines) -> No
     assert stats.wake_only == 1 and stats.ignored == 1  # type: ignore[attr-defined]
 
 
+def spoken_head(text: str) -> bytes:
+    """Piper saying `text`, without its own trailing silence."""
+    pcm = np.frombuffer(say(text, "piper"), dtype="<i2")
+    return pcm[: np.nonzero(np.abs(pcm) > 300)[0][-1] + 1].tobytes()
+
+
 def test_a_short_pause_mid_command_cancels_the_early_transcript(loaded: Engines) -> None:
     """Whisper starts after 0.1 s of silence; a 0.25 s pause (shorter than the VAD's 0.35 s)
     is not the end, so the early transcript ("hey juniper") must give way to the whole one."""
-    first = np.frombuffer(say("Hey juniper.", "piper"), dtype="<i2")
-    voiced = np.nonzero(np.abs(first) > 300)[0]
-    head = first[: voiced[-1] + 1].tobytes()  # without Piper's own trailing silence
-    audio = Pcm(silence(0.8) + head + silence(0.22) + say("Check urgent.", "piper")
+    audio = Pcm(silence(0.8) + spoken_head("Hey juniper.") + silence(0.22)
+                + say("Check urgent.", "piper")
                 + silence(0.8), PIPELINE_RATE)
     sink, stats = run(audio, loaded)
     assert sink.texts == ["check urgent"], stats.heard  # type: ignore[attr-defined]
     assert stats.segments == 1 and stats.heard[0]["speculative"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("voice", VOICES)
+def test_a_command_said_in_full_ends_its_segment_without_waiting_out_the_vad(
+    loaded: Engines, voice: str
+) -> None:
+    """Nothing the screen allows goes on from "check urgent" but a role word ("... box"): the
+    early transcript ends the segment, 0.35 s of silence is not waited out."""
+    sink, stats = run(session_audio("Hey juniper, check urgent.", voice=voice), loaded)
+    assert sink.texts == ["check urgent"]
+    heard = stats.heard[0]  # type: ignore[attr-defined]
+    assert heard["ended_early"] and heard["speculative"], heard
+    assert heard["timings"]["vad_ms"] < 350, heard
+
+
+def test_a_command_that_may_go_on_is_waited_for(loaded: Engines) -> None:
+    """"scroll down" may go on as "scroll down in contacts": a slow speaker's pause after it
+    (0.25 s) is not the end, and alone it waits out the VAD."""
+    paused = Pcm(silence(0.8) + spoken_head("Hey juniper, scroll down.") + silence(0.25)
+                 + say("In contacts.", "piper") + silence(0.8), PIPELINE_RATE)
+    sink, stats = run(paused, loaded)
+    assert sink.texts == ["scroll down in contacts"], stats.heard  # type: ignore[attr-defined]
+    alone = session_audio("Hey juniper, scroll down.", voice="piper")
+    sink, stats = run(alone, loaded)
+    assert sink.texts == ["scroll down"]
+    heard = stats.heard[0]  # type: ignore[attr-defined]
+    assert not heard["ended_early"] and heard["timings"]["vad_ms"] >= 350, heard
+
+
+def test_speech_after_a_command_said_in_full_is_heard_on_its_own(loaded: Engines) -> None:
+    """The person goes on after a short pause: the command is done, and what follows is a
+    segment of its own (without the wake phrase, ignored)."""
+    audio = Pcm(silence(0.8) + spoken_head("Hey juniper, check urgent.") + silence(0.3)
+                + say("Thank you very much.", "piper") + silence(0.8), PIPELINE_RATE)
+    sink, stats = run(audio, loaded)
+    assert sink.texts == ["check urgent"]
+    assert stats.segments == 2 and stats.ignored == 1  # type: ignore[attr-defined]
 
 
 class ScreenWatchingSink(ScriptedSink):
@@ -158,10 +199,8 @@ class ScreenWatchingSink(ScriptedSink):
 def test_the_screen_is_read_by_one_thread_at_a_time(loaded: Engines, recognizer: str) -> None:
     """Speculative and final transcripts both read the screen; in the booted image two AT-SPI
     reads at once failed inside GLib, so every hearing runs on one thread, one at a time."""
-    first = np.frombuffer(say("Hey juniper.", "piper"), dtype="<i2")
-    voiced = np.nonzero(np.abs(first) > 300)[0]
-    head = first[: voiced[-1] + 1].tobytes()
-    audio = Pcm(silence(0.8) + head + silence(0.22) + say("Check urgent.", "piper")
+    audio = Pcm(silence(0.8) + spoken_head("Hey juniper.") + silence(0.22)
+                + say("Check urgent.", "piper")
                 + silence(1.0) + say("Hey juniper, click send.", "piper") + silence(0.8),
                 PIPELINE_RATE)
     sink = ScreenWatchingSink()

@@ -7,16 +7,21 @@ templates list the commonest first) and optional words are tried both ways; temp
 text ({text}, {value}) are left out, and what they cover goes to open transcription.
 Skeletons (templates with the screen's slots unfilled) are built once per process; the names are
 filled in once per screen (`closed_set`, cached on the names).
+
+Each sentence keeps its meaning (the intent and the slot values its words carry), so that the
+pipeline can tell a sentence said in full ("tick urgent", which only "... box" or "... button"
+can follow) from one that may go on to mean more ("scroll down" -> "scroll down in contacts").
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 
 import jellyfish
 from hassil import Intents
@@ -50,6 +55,14 @@ ROLES_SAID = ("button", "box", "check box", "tab", "field")
 SCREEN_SLOTS = ("target", "app")
 EXTRA = ("yes", "no")
 """Answers to a question, said in its listening window."""
+FOLLOWERS_CHECKED = 64
+"""At most this many sentences may go on from one said in full; more, and it is not."""
+
+Slots = tuple[tuple[str, str], ...]
+Meaning = tuple[str, Slots]
+"""An intent's name and the slot values a sentence's words carry, sorted ("" for an answer)."""
+Said = tuple[str, Slots]
+"""Words, and the slot values they carry."""
 
 
 class _FreeText(Exception):
@@ -60,7 +73,7 @@ def _join(parts: Iterable[str]) -> str:
     return " ".join(" ".join(parts).split())
 
 
-def _commonest_first(parts: list[list[str]]) -> Iterator[tuple[str, ...]]:
+def _commonest_first(parts: list[list[Said]]) -> Iterator[tuple[Said, ...]]:
     """The product of `parts` (each listed commonest first), the fewest departures from the
     commonest wording first: a capped product then keeps "turn the volume up" rather than every
     "turn volume up a bit more" variant."""
@@ -88,9 +101,9 @@ class _Expander:
         # {role}, {key}, {modifier} are given at parse time with the screen's names.
         self.lists = {**intents.slot_lists, **fixed_lists()}
 
-    def expand(self, exp: Expression, limit: int) -> list[str]:
+    def expand(self, exp: Expression, limit: int) -> list[Said]:
         if isinstance(exp, TextChunk):
-            return [exp.text]
+            return [(exp.text, ())]
         if isinstance(exp, RuleReference):
             return self.expand(self.rules[exp.rule_name].expression, limit)
         if isinstance(exp, ListReference):
@@ -102,10 +115,11 @@ class _Expander:
                 # a capped product still holds it.
                 said = [i for i in exp.items if not (isinstance(i, TextChunk) and i.is_empty)]
                 items = [TextChunk.empty(), *said[:OPTIONAL_CHOICES]]
-            out: list[str] = []
+            out: dict[str, Slots] = {}
             for item in items:
-                out.extend(self.expand(item, limit))
-            return list(dict.fromkeys(out))[:limit]
+                for text, slots in self.expand(item, limit):
+                    out.setdefault(text, slots)
+            return list(out.items())[:limit]
         if isinstance(exp, Permutation):
             # Said in the order written: the other orders add little but size.
             return self._sequence(exp.items, limit)
@@ -113,41 +127,59 @@ class _Expander:
             return self._sequence(exp.items, limit)
         raise TypeError(exp)
 
-    def _sequence(self, items: Sequence[Expression], limit: int) -> list[str]:
+    def _sequence(self, items: Sequence[Expression], limit: int) -> list[Said]:
         parts = [self.expand(item, limit) for item in items]
-        product = itertools.islice(_commonest_first(parts), limit)
-        return list(dict.fromkeys(_join(p) for p in product))
+        out: dict[str, Slots] = {}
+        for chosen in itertools.islice(_commonest_first(parts), limit):
+            out.setdefault(_join(t for t, _ in chosen), tuple(x for _, s in chosen for x in s))
+        return list(out.items())
 
-    def _list(self, ref: ListReference, limit: int) -> list[str]:
+    def _list(self, ref: ListReference, limit: int) -> list[Said]:
         if ref.list_name in SCREEN_SLOTS:
-            return ["{" + ref.list_name + "}"]
+            return [("{" + ref.list_name + "}", ())]
         slot_list = self.lists.get(ref.list_name)
         if not isinstance(slot_list, TextSlotList):
             raise _FreeText(ref.list_name)
-        out: list[str] = []
         if ref.list_name == "role":
-            return list(ROLES_SAID)
+            # A role word only narrows which element a name means ("send button"): no meaning
+            # of its own (a name on screen in two roles is asked about, never guessed).
+            return [(r, ()) for r in ROLES_SAID]
+        out: list[Said] = []
         for value in slot_list.values:
-            out.extend(self.expand(value.text_in, limit)[:LIST_WORDINGS])
+            carried = ((ref.slot_name, str(value.value_out)),)
+            wordings = self.expand(value.text_in, limit)[:LIST_WORDINGS]
+            out.extend((text, slots + carried) for text, slots in wordings)
         return out[: LIST_VALUES.get(ref.list_name, len(out))]
 
 
+def _add(out: dict[str, Meaning | None], text: str, meaning: Meaning | None) -> None:
+    """`text` with its meaning, or None once it is said alike with two."""
+    out[text] = meaning if out.get(text, meaning) == meaning else None
+
+
 @cache
-def skeletons() -> tuple[str, ...]:
-    """Every template's sentences with {target} / {app} left as slots (once per process)."""
+def skeletons() -> dict[str, Meaning | None]:
+    """Every template's sentences with {target} / {app} left as slots, and what each means
+    (None when two templates say it with different meanings); once per process."""
     intents = load_intents()
     expander = _Expander(intents)
-    out: dict[str, None] = {}
+    out: dict[str, Meaning | None] = {}
     for intent in intents.intents.values():
         for block in intent.data:
+            fixed = tuple((k, str(v)) for k, v in block.slots.items())
             for sentence in block.sentences:
                 try:
                     found = expander.expand(sentence.expression, SKELETONS_PER_TEMPLATE)
                 except _FreeText:
                     continue
-                out.update(dict.fromkeys(s for s in found if s))
-    out.update(dict.fromkeys(EXTRA))
-    return tuple(out)
+                for text, slots in found:
+                    if not text:
+                        continue
+                    meaning = (intent.name, tuple(sorted({*fixed, *slots})))
+                    _add(out, text, meaning)
+    for answer in EXTRA:
+        out.setdefault(answer, (answer, ()))
+    return out
 
 
 @lru_cache(maxsize=65536)
@@ -170,6 +202,8 @@ class SentenceSet:
     cased: dict[str, str]
     """How the screen writes a name's words ("grandma": "Grandma"): Whisper scores a sentence
     written as it would write it."""
+    meanings: tuple[Meaning | None, ...] = ()
+    """Each sentence's, in the same order (None: said alike with two meanings)."""
 
     def nearest(self, text: str, limit: int) -> list[str]:
         """About `limit` sentences near `text`, half by spelling and half by sound (a cheap
@@ -188,6 +222,31 @@ class SentenceSet:
 
     def __contains__(self, text: str) -> bool:
         return " ".join(words(text)) in self._index
+
+    def said_in_full(self, text: str) -> bool:
+        """A sentence of the set that no other can go on from with another meaning: the
+        person need not be waited for ("tick urgent" may go on only as "... box"; "scroll
+        down" may go on as "scroll down in contacts")."""
+        said = " ".join(words(text))
+        meaning = self._meaning.get(said)
+        if meaning is None:
+            return False
+        order = self._order
+        start = bisect.bisect_left(order, (said + " ", -1))
+        followers = itertools.takewhile(lambda o: o[0].startswith(said + " "), order[start:])
+        for n, (_text, i) in enumerate(followers):
+            if n >= FOLLOWERS_CHECKED or self.meanings[i] != meaning:
+                return False
+        return True
+
+    @cached_property
+    def _meaning(self) -> dict[str, Meaning | None]:
+        return dict(zip(self.sentences, self.meanings, strict=True))
+
+    @cached_property
+    def _order(self) -> list[tuple[str, int]]:
+        """The sentences sorted, with their places: a sentence's followers are one run."""
+        return sorted((s, i) for i, s in enumerate(self.sentences))
 
     @property
     def _index(self) -> frozenset[str]:
@@ -215,17 +274,20 @@ def closed_set(targets: tuple[str, ...], apps: tuple[str, ...]) -> SentenceSet:
         "target": list(dict.fromkeys(n for n in map(_spoken, targets) if n)),
         "app": list(dict.fromkeys(n for n in map(_spoken, apps) if n)),
     }
-    out: dict[str, None] = {}
-    for skeleton in skeletons():
+    out: dict[str, Meaning | None] = {}
+    for skeleton, meaning in skeletons().items():
         slots = [s for s in SCREEN_SLOTS if "{" + s + "}" in skeleton]
         if not slots:
-            out[skeleton] = None
+            _add(out, skeleton, meaning)
             continue
         for values in itertools.product(*(fills[s] for s in slots)):
             sentence = skeleton
             for slot, value in zip(slots, values, strict=True):
                 sentence = sentence.replace("{" + slot + "}", value, 1)
-            out[sentence] = None
+            filled = None if meaning is None else (
+                meaning[0], tuple(sorted({*meaning[1], *zip(slots, values, strict=True)})))
+            _add(out, sentence, filled)
     said = tuple(out)
     cased = {w.casefold(): w for n in (*targets, *apps) for w in _WORD.findall(n)}
-    return SentenceSet(said, tuple(map(sounds, said)), (time.monotonic() - start) * 1000, cased)
+    return SentenceSet(said, tuple(map(sounds, said)), (time.monotonic() - start) * 1000, cased,
+                       tuple(out.values()))

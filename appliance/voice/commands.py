@@ -142,7 +142,8 @@ def run_voice(
         assert loaded.whisper is not None
         stt = WhisperSTTService(loaded.whisper, vocabulary, opts.wake_phrase)
     log.info("voice: %s", describe_recognizer(loaded.engine, opts))
-    vad = TrackedVADProcessor(opts.vad, clock, wakeup.notify)
+    vad = TrackedVADProcessor(opts.vad, clock, wakeup.notify,
+                              answers=getattr(stt, "answers_pauses", False))
     gate = GateProcessor(
         WakeGate(opts.wake_phrase, window_s=opts.window_s), opts.vad, clock,
         getattr(sink, "talk", None),  # push-to-talk, when the sink has a switch

@@ -11,12 +11,16 @@ from appliance.voice.sink import Reply, Utterance
 
 @dataclass
 class Segment:
-    """Where one stretch of speech was: wall-clock ms since the run began, audio-clock seconds."""
+    """Where one stretch of speech was: wall-clock ms since the run began, audio-clock seconds;
+    and the silence after it before the VAD ended it (`early`: ended before its stop_secs,
+    because the STT had heard a command said in full)."""
 
     start_ms: float
     end_ms: float
     start_s: float
     end_s: float
+    silence_s: float = 0.0
+    early: bool = False
 
 
 @dataclass

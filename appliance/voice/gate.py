@@ -97,10 +97,11 @@ class GateProcessor(FrameProcessor):
 
     async def _transcript(self, frame: TranscriptionFrame) -> None:
         ready = self._clock.ms()
-        seg = self._segments.popleft() if self._segments else Segment(ready, ready, 0, 0)
+        seg = (self._segments.popleft() if self._segments
+               else Segment(ready, ready, 0, 0, self._vad.stop_secs))
         result: dict[str, Any] = frame.result if isinstance(frame.result, dict) else {}
         text = frame.text.strip()
-        stop_s = self._vad.stop_secs
+        stop_s = seg.silence_s  # the silence the VAD waited before it ended the segment
         timings = {
             "speech_start": round(seg.start_ms, 1),
             "speech_end": round(seg.end_ms, 1),
@@ -113,7 +114,8 @@ class GateProcessor(FrameProcessor):
         }
         heard: dict[str, Any] = {"text": text, "engine": result.get("engine", "?"),
                                  "confidence": result.get("confidence"), "timings": timings,
-                                 "speculative": bool(result.get("speculative"))}
+                                 "speculative": bool(result.get("speculative")),
+                                 "ended_early": seg.early}
         self.heard.append(heard)
         if self._replying is not None and self._replying():
             # Before the length check: a "stop" said over a reply is short, and that is fine.

@@ -61,6 +61,7 @@ class Transcript:
     wake: bool | None = None  # a screen-independent wake decision, when the path makes one
     doubtful: bool = False  # the recogniser itself doubts the text: acting on it needs a yes
     not_caught: bool = False  # the wake phrase, then words too doubtful to pass on
+    said_in_full: bool = False  # a command nothing can follow: the VAD need not wait it out
 
 
 def packaged_whisper_path() -> Path:
@@ -175,9 +176,20 @@ class WhisperEngine:
 
 @dataclass
 class SpeculateFrame(SystemFrame):
-    """From the VAD: the user has paused (`cancel` False) or spoke again (`cancel` True)."""
+    """From the VAD: the user has paused (`cancel` False) or spoke again (`cancel` True).
+    `pause` counts the pauses, so an answer to an old one is known for what it is."""
 
     cancel: bool = False
+    pause: int = 0
+
+
+@dataclass
+class SpeculatedFrame(SystemFrame):
+    """From the STT, upstream to the VAD: a pause's early transcript is ready, and whether it
+    is a command said in full (then the VAD need not wait out its stop_secs)."""
+
+    pause: int = 0
+    said_in_full: bool = False
 
 
 class WhisperSTTService(STTService):
@@ -185,8 +197,12 @@ class WhisperSTTService(STTService):
 
     The VAD waits `stop_secs` of silence before it says speech ended. Whisper does not wait:
     on a SpeculateFrame (a short pause) it starts on the audio so far, and if the VAD then
-    ends the segment without the user speaking again, that transcript is the one used.
+    ends the segment without the user speaking again, that transcript is the one used. It
+    answers every pause (SpeculatedFrame, upstream): a command said in full ends the segment
+    there.
     """
+
+    answers_pauses = True  # every SpeculateFrame gets its SpeculatedFrame
 
     def __init__(
         self,
@@ -220,7 +236,8 @@ class WhisperSTTService(STTService):
             await super(STTService, self).process_frame(frame, direction)
             self._speculation = None
             if not frame.cancel and self._speaking:
-                self._speculation = self.create_task(self._transcribe(bytes(self._buffer)))
+                self._speculation = self.create_task(
+                    self._speculate(bytes(self._buffer), frame.pause))
             return
         if isinstance(frame, VADUserStartedSpeakingFrame):
             self._speaking = True
@@ -251,6 +268,12 @@ class WhisperSTTService(STTService):
         if result.not_caught:
             heard["not_caught"] = True
         return TranscriptionFrame(result.text, "", time_now_iso8601(), result=heard)
+
+    async def _speculate(self, pcm: bytes, pause: int) -> Transcript:
+        result = await self._transcribe(pcm)
+        await self.push_frame(SpeculatedFrame(pause=pause, said_in_full=result.said_in_full),
+                              FrameDirection.UPSTREAM)
+        return result
 
     async def _transcribe(self, pcm: bytes) -> Transcript:
         # Whisper drops a last word that ends abruptly: give it a little silence after.

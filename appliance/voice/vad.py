@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import webrtcvad  # type: ignore[import-untyped]
-from pipecat.audio.vad.vad_analyzer import VADAnalyzer, VADParams
+from pipecat.audio.vad.vad_analyzer import VADAnalyzer, VADParams, VADState
 
 FRAME_MS = 20
 
@@ -21,6 +21,9 @@ class VadSettings:
     min_volume: float = 0.0
     # After this much silence the STT may start on the audio so far (0: wait for the stop).
     speculate_secs: float = 0.1
+    # End the segment as soon as that early transcript is a command said in full (one that
+    # nothing the screen allows goes on from with another meaning), not after stop_secs.
+    end_when_said_in_full: bool = True
 
 
 class WebRTCVADAnalyzer(VADAnalyzer):
@@ -45,9 +48,21 @@ class WebRTCVADAnalyzer(VADAnalyzer):
         return int(self.sample_rate * FRAME_MS / 1000)
 
     trailing_unvoiced = 0  # frames since the last voiced one
+    end_requested = False  # end the segment on the next unvoiced frame (`end_now`)
+
+    def end_now(self) -> None:
+        """End the segment being spoken on the next unvoiced frame, without waiting out
+        stop_secs; a voiced frame first cancels it. Applied in the analyzer's own thread."""
+        self.end_requested = True
 
     def voice_confidence(self, buffer: bytes) -> float:
         voiced = bool(self._vad.is_speech(buffer, self.sample_rate))
         self.trailing_unvoiced = 0 if voiced else self.trailing_unvoiced + 1
+        if self.end_requested:
+            self.end_requested = False
+            if not voiced and self._vad_state == VADState.STOPPING:
+                # pipecat's own count then reaches its stop on this frame.
+                self._vad_stopping_count = max(self._vad_stopping_count,
+                                               self._vad_stop_frames - 1)
         return 1.0 if voiced else 0.0
 
