@@ -35,11 +35,19 @@ from appliance.voice.closed_whisper import (
 from appliance.voice.commands import VoiceOptions, engines, run_voice, speech_pcm
 from appliance.voice.engines import Engines
 from appliance.voice.session_sink import SessionSink
-from appliance.voice.sink import ScreenNames, screen_names_of, vocabulary_of
+from appliance.voice.sink import Reply, ScreenNames, Utterance, screen_names_of, vocabulary_of
 from appliance.voice.sources import WavSource
 from appliance.voice.stt_whisper import TRAILING_SILENCE_S
 from appliance.voice.wake import WakeGate
-from appliance.voice.wake_spotter import ENDS, FEATURES, WINDOW, WakeSpotter, speech_embedding
+from appliance.voice.wake_spotter import (
+    ENDS,
+    FEATURES,
+    HEARD_BYTES,
+    WINDOW,
+    SpeechEmbedding,
+    WakeSpotter,
+    speech_embedding,
+)
 from appliance.wiring import build_planner, opened_desktop
 
 SCENES = {name: scene_path(name) for name in ("messages", "mail", "radio", "settings")}
@@ -424,6 +432,43 @@ def test_the_spotter_reads_the_sound_alone() -> None:
             assert spotter.score(pad + speech_pcm(said, voice) + pad) < SPOTTER_VETO, said
     assert len(speech_embedding().embed(pad)) <= ENDS[0]
     assert spotter.score(pad) == -np.inf
+
+
+def test_a_long_utterance_is_spotted_once_from_its_first_two_seconds(
+    monkeypatch: pytest.MonkeyPatch, loaded: Engines
+) -> None:
+    """The spotter reads only the first HEARD_BYTES: scored while the person is still speaking,
+    the pipeline's hearing of the whole segment does not embed it again."""
+    long = segment("Hey juniper, type hello grandma in the message box.")
+    assert len(long) > HEARD_BYTES + PIPELINE_RATE  # a second and more after what is read
+    spotter = WakeSpotter.load("hey juniper")
+    assert spotter is not None
+    whole = spotter.score(long)
+    assert WakeSpotter.load("hey juniper").score(long[:HEARD_BYTES]) == whole  # type: ignore[union-attr]
+    embedded: list[int] = []
+    embed = SpeechEmbedding.embed
+
+    def counted(self: SpeechEmbedding, pcm: bytes, *args: Any) -> Any:
+        embedded.append(len(pcm))
+        return embed(self, pcm, *args)
+
+    class Sink:
+        def vocabulary(self) -> list[str]:
+            return vocabulary(SCENES["messages"])
+
+        def handle(self, utterance: Utterance) -> Reply:
+            return Reply("t1", "Done.", False)
+
+        def spoke(self, turn_id: str, text: str, timings: dict[str, float]) -> None: ...
+
+        def fault(self, message: str) -> None: ...
+
+    monkeypatch.setattr(SpeechEmbedding, "embed", counted)
+    stats = run_voice(WavSource(pcm=Pcm(long + bytes(PIPELINE_RATE), PIPELINE_RATE)),
+                      Sink(), loaded, None, VoiceOptions(recognizer="closed"))
+    assert [h["decision"] for h in stats.heard] == ["command"], stats.heard
+    # (a pause after the wake phrase may be heard early, as a shorter utterance)
+    assert embedded.count(HEARD_BYTES) == 1 and max(embedded) == HEARD_BYTES, embedded
 
 
 def _tuning_clip(voice_label: str, condition: str, said: str, wake: bool) -> tuple[bytes, str]:

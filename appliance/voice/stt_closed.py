@@ -4,13 +4,21 @@ segment heard against the sentences the current screen allows (appliance/voice/c
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
+
+from pipecat.frames.frames import Frame, VADUserStartedSpeakingFrame
+from pipecat.processors.frame_processor import FrameDirection
 
 from appliance.voice.closed_set import SentenceSet, closed_set
 from appliance.voice.closed_whisper import ClosedWhisperRecognizer
 from appliance.voice.sink import ScreenNames, TurnSink, names_reader, vocabulary_of
 from appliance.voice.stt_whisper import Transcript, WhisperSTTService
+from appliance.voice.wake_spotter import HEARD_BYTES
+
+log = logging.getLogger(__name__)
 
 
 def screen_reader(
@@ -42,6 +50,24 @@ class ClosedSetSTTService(WhisperSTTService):
         self.recognizer = recognizer
         self._names = names
         self._words_of = words_of
+        self._spotted = False  # the wake spotter has scored this segment while it was spoken
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        if isinstance(frame, VADUserStartedSpeakingFrame):
+            self._spotted = False
+        await super().process_frame(frame, direction)
+
+    async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame | None, None]:
+        async for frame in super().run_stt(audio):
+            yield frame
+        spotter = self.recognizer.spotter
+        if spotter is not None and self._speaking and not self._spotted:
+            # The spotter reads only the first 2.2 s: scored now, on the hearing thread, its
+            # 45 ms are not spent after the person stops.
+            self._spotted = len(self._buffer) >= HEARD_BYTES
+            if self._spotted:
+                asyncio.get_running_loop().run_in_executor(
+                    self._hearing, _quietly, spotter.score, bytes(self._buffer[:HEARD_BYTES]))
 
     def sentences(self) -> SentenceSet:
         targets, apps = self._names()
@@ -51,3 +77,11 @@ class ClosedSetSTTService(WhisperSTTService):
         names = self._names()
         sentences = closed_set(tuple(names[0]), tuple(names[1]))
         return self.recognizer.transcribe(pcm, sentences, self._words_of(names))
+
+
+def _quietly(score: Callable[[bytes], float], pcm: bytes) -> None:
+    """An early score that fails is only not early: `hear` scores the utterance again."""
+    try:
+        score(pcm)
+    except Exception as e:
+        log.warning("the wake spotter failed early: %s", e)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,10 @@ MEL_STEP = 8  # frames from one embedding to the next
 MEL_WINDOW, MEL_HOP = 400, 160  # samples per melspectrogram frame, and between two
 FIRST = ENDS[0] - WINDOW + 1
 """The first embedding a scored window reads."""
+HEARD_BYTES = ((ENDS[-1] * MEL_STEP + MEL_FRAMES - 1) * MEL_HOP + MEL_WINDOW
+               - int(LEAD_S * RATE)) * 2
+"""How much of an utterance (PCM16 bytes, 2.2 s) the last scored window reads: a longer one's
+score is known once this much of it is heard."""
 
 Floats = npt.NDArray[np.float32]
 
@@ -116,6 +120,7 @@ class WakeSpotter:
     hidden_bias: Floats
     out: Floats
     out_bias: float
+    _known: dict[bytes, float] = field(default_factory=dict, compare=False, repr=False)
 
     def logits(self, x: Floats) -> Floats:
         h = np.maximum(((x - self.mean) / self.scale) @ self.hidden + self.hidden_bias, 0)
@@ -127,7 +132,14 @@ class WakeSpotter:
         return float(scores.max()) if len(scores) else -math.inf
 
     def score(self, pcm: bytes) -> float:
-        return self.score_embeddings(speech_embedding().embed(pcm, FIRST, ENDS[-1]), FIRST)
+        """The utterance's log-odds. The last score is remembered: the pipeline scores an
+        utterance once HEARD_BYTES of it are in, while the person is still speaking."""
+        heard = pcm[:HEARD_BYTES]
+        if heard not in self._known:
+            embedded = speech_embedding().embed(heard, FIRST, ENDS[-1])
+            self._known.clear()
+            self._known[heard] = self.score_embeddings(embedded, FIRST)
+        return self._known[heard]
 
     def save(self, path: Path = SPOTTER_FILE) -> None:
         np.savez(path, phrase=np.array(self.phrase), mean=self.mean, scale=self.scale,
