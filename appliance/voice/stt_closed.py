@@ -51,11 +51,24 @@ class ClosedSetSTTService(WhisperSTTService):
         self._names = names
         self._words_of = words_of
         self._spotted = False  # the wake spotter has scored this segment while it was spoken
+        self._read: ScreenNames | None = None  # the screen as read when this segment began
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         if isinstance(frame, VADUserStartedSpeakingFrame):
-            self._spotted = False
+            self._spotted, self._read = False, None
+            asyncio.get_running_loop().run_in_executor(self._hearing, self._prepare)
         await super().process_frame(frame, direction)
+
+    def _prepare(self) -> None:
+        """Read the screen and build its sentences while the person speaks, on the hearing
+        thread: after an action the screen is new, and its set takes about 300 ms to build."""
+        try:
+            names = self._names()
+            closed_set(tuple(names[0]), tuple(names[1])).prepare()
+        except Exception as e:  # then `_hear` reads it, and says what went wrong
+            log.warning("reading the screen early failed: %s", e)
+            return
+        self._read = names
 
     async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame | None, None]:
         async for frame in super().run_stt(audio):
@@ -74,7 +87,7 @@ class ClosedSetSTTService(WhisperSTTService):
         return closed_set(tuple(targets), tuple(apps))
 
     def _hear(self, pcm: bytes) -> Transcript:
-        names = self._names()
+        names = self._names() if self._read is None else self._read
         sentences = closed_set(tuple(names[0]), tuple(names[1]))
         return self.recognizer.transcribe(pcm, sentences, self._words_of(names))
 
