@@ -60,7 +60,8 @@ FOLLOWERS_CHECKED = 64
 
 Slots = tuple[tuple[str, str], ...]
 Meaning = tuple[str, Slots]
-"""An intent's name and the slot values a sentence's words carry, sorted ("" for an answer)."""
+"""An intent's name and the slot values a sentence's words carry, sorted (a bare "yes" or "no":
+the answer itself, no slots)."""
 Said = tuple[str, Slots]
 """Words, and the slot values they carry."""
 
@@ -202,7 +203,7 @@ class SentenceSet:
     cased: dict[str, str]
     """How the screen writes a name's words ("grandma": "Grandma"): Whisper scores a sentence
     written as it would write it."""
-    meanings: tuple[Meaning | None, ...] = ()
+    meanings: tuple[Meaning | None, ...]
     """Each sentence's, in the same order (None: said alike with two meanings)."""
 
     def nearest(self, text: str, limit: int) -> list[str]:
