@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from appliance.bench.spoken.corpus import CorpusItem, audio
 from appliance.bench.spoken.outcome import Turn, planned
 from appliance.bench.spoken.runs import Progress, owner, run_clips
 from appliance.bench.stats import percentiles
+
+if TYPE_CHECKING:
+    from appliance.voice.vad import VadSettings
 
 RUN_SIZE = 12
 """Items per pipeline run: a progress line each, and a failure loses only these."""
@@ -19,9 +22,11 @@ def _rate(hits: int, n: int) -> float | None:
     return round(hits / n, 3) if n else None
 
 
-def bench_items(items: list[CorpusItem], recognizer: str, progress: Progress) -> dict[str, Any]:
+def bench_items(items: list[CorpusItem], recognizer: str, progress: Progress,
+                vad: VadSettings | None = None) -> dict[str, Any]:
     """Each item, wake phrase and command, through the real pipeline paced in real time, on a
-    fresh copy of its scene; its action compared with the one planned from its written text."""
+    fresh copy of its scene; its action compared with the one planned from its written text.
+    `vad`: the VAD's settings, when not the default."""
     by_scene: dict[str, list[CorpusItem]] = defaultdict(list)
     for item in items:
         by_scene[item.scene].append(item)
@@ -31,7 +36,7 @@ def bench_items(items: list[CorpusItem], recognizer: str, progress: Progress) ->
     for scene, scene_items in sorted(by_scene.items()):
         for k in range(0, len(scene_items), RUN_SIZE):
             chunk = scene_items[k : k + RUN_SIZE]
-            result = run_clips(scene, [audio(i) for i in chunk], recognizer, pace=1.0)
+            result = run_clips(scene, [audio(i) for i in chunk], recognizer, pace=1.0, vad=vad)
             woke: set[int] = set()
             for seg in result.heard:
                 i = owner(result.spans, seg["timings"]["audio_start_s"])

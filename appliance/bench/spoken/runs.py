@@ -6,11 +6,14 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from appliance.bench.spoken.outcome import SceneSink, Turn
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm
 from appliance.voice.sources import WavSource
+
+if TYPE_CHECKING:
+    from appliance.voice.vad import VadSettings
 
 LEAD_S = 1.0
 GAP_S = 1.2
@@ -23,12 +26,14 @@ class RecognizerMissing(Exception):
     """This build's VoiceOptions has no `recognizer` (the closed-set branch is not merged)."""
 
 
-def voice_options(recognizer: str, pace: float | None) -> Any:
+def voice_options(recognizer: str, pace: float | None, vad: VadSettings | None = None) -> Any:
     from appliance.voice.commands import VoiceOptions
 
     # The bench never mutes: a file is held while the appliance answers (see Feeder) and the
     # replies are not spoken, so nothing of the input is lost to the mute.
     options: dict[str, Any] = {"pace": pace, "mute_while_speaking": False}
+    if vad is not None:  # (scripts/closed_set_latency.py varies it)
+        options["vad"] = vad
     if "recognizer" in VoiceOptions.__dataclass_fields__:
         options["recognizer"] = recognizer
     elif recognizer != "open":
@@ -53,7 +58,8 @@ class RunResult:
 
 
 def run_clips(scene: str, clips: list[bytes], recognizer: str, pace: float | None,
-              on_turn: Callable[[], None] | None = None) -> RunResult:
+              on_turn: Callable[[], None] | None = None,
+              vad: VadSettings | None = None) -> RunResult:
     """Feed `clips` (16 kHz PCM16), separated by GAP_S of silence, through one pipeline."""
     from appliance.voice.commands import engines, run_voice
 
@@ -69,7 +75,7 @@ def run_clips(scene: str, clips: list[bytes], recognizer: str, pace: float | Non
     with tempfile.TemporaryDirectory() as tmp:
         sink = SceneSink(scene, Path(tmp))
         stats = run_voice(WavSource(pcm=audio), sink, engines(progress=False), None,
-                          voice_options(recognizer, pace),
+                          voice_options(recognizer, pace, vad),
                           on_event=(lambda _reply: on_turn()) if on_turn else None)
     return RunResult(sink.turns, stats.heard, spans, audio.seconds)
 
