@@ -201,7 +201,6 @@ class Heard:
     not_caught: bool = False  # the wake phrase, then words too doubtful to pass on
     spot: float | None = None  # the wake spotter's log-odds, when the rule has one
     window_s: float = FULL_WINDOW / 100  # the encoder's window this was heard through
-    said_in_full: bool = False  # a sure sentence that nothing the screen allows goes on from
 
 
 @dataclass
@@ -402,8 +401,7 @@ class ClosedWhisperRecognizer:
         if command not in sentences or not heard_clearly(command):
             return None
         return Heard(f"{self.wake_phrase} {command}", "closed", True, fixed.text, None, None,
-                     command, math.exp(fixed.logprob), spot=spot, window_s=window / 100,
-                     said_in_full=sentences.said_in_full(command))
+                     command, math.exp(fixed.logprob), spot=spot, window_s=window / 100)
 
     def _wake(self, fixed: _FixedPass, spot: float | None, sentences: SentenceSet) -> Heard:
         """The wake decision (the rule on the fixed pass, its second opinion and the spotter's
@@ -445,7 +443,7 @@ class ClosedWhisperRecognizer:
         if command in sentences and logprob >= MIN_AVG_LOGPROB:
             # Heard freely as a sentence of the set: nothing to weigh it against.
             return Heard(lead + command, "closed", wake, greedy, None, None, command,
-                         math.exp(logprob), evidence, said_in_full=sentences.said_in_full(command))
+                         math.exp(logprob), evidence)
         # With the screen's names in the prompt Whisper spells them better ("click send", not
         # "click and"), and invents them more: that decode only proposes sentences, which are
         # scored without it, and is the open transcript, as on the open path.
@@ -468,8 +466,7 @@ class ClosedWhisperRecognizer:
             sure = score >= max(FLOOR, greedy_score - MARGIN)
             if sure or score >= max(ASK_FLOOR, greedy_score - ASK_MARGIN):
                 return Heard(lead + best, "closed", wake, greedy, score, greedy_score, best,
-                             math.exp(score), evidence, doubtful=not sure,
-                             said_in_full=sure and sentences.said_in_full(best))
+                             math.exp(score), evidence, doubtful=not sure)
         # Open transcription, filtered as the open path filters it (stt_whisper.py). The
         # screen's decode first; when Whisper doubts it, the fixed prompt's ("type good night"
         # heard right there, its screen decode too unsure to keep: the command was lost).
@@ -509,5 +506,8 @@ class ClosedWhisperRecognizer:
             heard.text.strip(), heard.confidence, (time.monotonic() - start) * 1000,
             len(pcm) / 2 / RATE,
             engine=f"{heard.path}:whisper", wake=heard.wake, doubtful=heard.doubtful,
-            not_caught=heard.not_caught, said_in_full=heard.said_in_full,
+            not_caught=heard.not_caught,
+            # A sure sentence of the set that nothing the screen allows goes on from.
+            said_in_full=(heard.path == "closed" and not heard.doubtful
+                          and sentences.said_in_full(heard.best)),
         )
