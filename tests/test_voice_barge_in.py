@@ -126,10 +126,13 @@ def test_stop_during_a_long_read_out_stops_the_speech(
 
 def test_own_voice_through_the_room_never_triggers_anything(loaded: Engines) -> None:
     """Two whole read-outs into the room (with "no" and "cancel" in them), nobody speaking over
-    them: every one is heard to the end, and no turn or interruption comes of the echo."""
+    them: every one is heard to the end, and no turn or interruption comes of the echo. Fed in
+    real time, as a room plays it: fed at twice that, one loaded CI run heard two stray segments,
+    the second as late as 20 s in (Piper then has half the headroom to stay ahead of the speaker,
+    and a reply with gaps, or paused by a stray segment, runs late into the next command)."""
     audio = person("Hey juniper, read my messages.", 20.0, "Hey juniper, read it again.", 20.0,
                    voice="piper")
-    sink, stats, room = run_room(loaded, audio, pace=2.0)
+    sink, stats, room = run_room(loaded, audio)
     assert len(sink.texts) == 2, stats.heard  # the two commands, nothing of the echo
     assert "messages" in sink.texts[0] and sink.texts[1].startswith("read")
     assert stats.interruptions == 0
