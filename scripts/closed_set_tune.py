@@ -116,10 +116,10 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     for scene_name, path in SCENES.items():
         snap = SimDesktop.from_file(path).snapshot()
-        targets, apps = screen_names_of(snap)
+        targets, apps, numbered = screen_names_of(snap)
         vocabulary = [*targets, *apps, *COMMAND_WORDS, "yes", "no"]
         built = time.monotonic()
-        sentences = closed_set(targets, apps)
+        sentences = closed_set(targets, apps, numbered)
         build_ms = (time.monotonic() - built) * 1000
         lines = [(c, "closed") for c in COMMON + COMMANDS[scene_name]]
         lines += [(c, "open") for c in OPEN[scene_name]]

@@ -4,7 +4,9 @@ Like Home Assistant's Speech-to-Phrase, the recognizer is constrained to what th
 act on. The full expansion of the templates is astronomically large ("<click> <named>" alone has
 every verb x article x role), so each alternative keeps its first `CHOICES` wordings (the
 templates list the commonest first) and optional words are tried both ways; templates with free
-text ({text}, {value}) are left out, and what they cover goes to open transcription.
+text ({text}, {value}) are left out, and what they cover goes to open transcription; but a
+number said to a slider ("volume to 80", `NUMBER_INTENTS`) is listed, 0 to 100, for the screen's
+sliders, spin buttons and dials only.
 Skeletons (templates with the screen's slots unfilled) are built once per process; the names are
 filled in once per screen (`closed_set`, cached on the names).
 
@@ -52,7 +54,12 @@ LIST_VALUES = {"key": 12}
 """Wordings kept of the long lists: the first keys (Return, Escape, Tab, ...)."""
 ROLES_SAID = ("button", "box", "check box", "tab", "field")
 """The role words people add to a name ("the send button"), of the grammar's many."""
-SCREEN_SLOTS = ("target", "app")
+SCREEN_SLOTS = ("target", "app", "number")
+NUMBER_INTENTS = ("set_number",)
+"""Intents whose free {value} is a number the closed set lists ("volume to 80"), said to the
+screen's sliders, spin buttons and dials only."""
+NUMBERS = tuple(str(n) for n in range(101)) + tuple(f"{n} percent" for n in range(101))
+"""The numbers listed, in digits as Whisper writes them ("80", "80%": `written`)."""
 EXTRA = ("yes", "no")
 """Answers to a question, said in its listening window."""
 FOLLOWERS_CHECKED = 64
@@ -97,10 +104,11 @@ def _commonest_first(parts: list[list[Said]]) -> Iterator[tuple[Said, ...]]:
 
 
 class _Expander:
-    def __init__(self, intents: Intents) -> None:
+    def __init__(self, intents: Intents, numbers: bool = False) -> None:
         self.rules = intents.expansion_rules
         # {role}, {key}, {modifier} are given at parse time with the screen's names.
         self.lists = {**intents.slot_lists, **fixed_lists()}
+        self.numbers = numbers  # {value} is a number, filled per screen as {number}
 
     def expand(self, exp: Expression, limit: int) -> list[Said]:
         if isinstance(exp, TextChunk):
@@ -138,13 +146,16 @@ class _Expander:
     def _list(self, ref: ListReference, limit: int) -> list[Said]:
         if ref.list_name in SCREEN_SLOTS:
             return [("{" + ref.list_name + "}", ())]
+        if ref.list_name == "value" and self.numbers:
+            return [("{number}", ())]
         slot_list = self.lists.get(ref.list_name)
         if not isinstance(slot_list, TextSlotList):
             raise _FreeText(ref.list_name)
         if ref.list_name == "role":
             # A role word only narrows which element a name means ("send button"): no meaning
-            # of its own (a name on screen in two roles is asked about, never guessed).
-            return [(r, ()) for r in ROLES_SAID]
+            # of its own (a name on screen in two roles is asked about, never guessed). None
+            # of ROLES_SAID is a slider's.
+            return [] if self.numbers else [(r, ()) for r in ROLES_SAID]
         out: list[Said] = []
         for value in slot_list.values:
             carried = ((ref.slot_name, str(value.value_out)),)
@@ -160,12 +171,12 @@ def _add(out: dict[str, Meaning | None], text: str, meaning: Meaning | None) -> 
 
 @cache
 def skeletons() -> dict[str, Meaning | None]:
-    """Every template's sentences with {target} / {app} left as slots, and what each means
-    (None when two templates say it with different meanings); once per process."""
+    """Every template's sentences with {target} / {app} / {number} left as slots, and what
+    each means (None when two templates say it with different meanings); once per process."""
     intents = load_intents()
-    expander = _Expander(intents)
     out: dict[str, Meaning | None] = {}
     for intent in intents.intents.values():
+        expander = _Expander(intents, numbers=intent.name in NUMBER_INTENTS)
         for block in intent.data:
             fixed = tuple((k, str(v)) for k, v in block.slots.items())
             for sentence in block.sentences:
@@ -240,6 +251,13 @@ class SentenceSet:
                 return False
         return True
 
+    def number(self, text: str) -> str | None:
+        """The number a sentence says to a slider ("80" of "volume to 80"), else None."""
+        meaning = self._meaning.get(" ".join(words(text)))
+        if meaning is None or meaning[0] not in NUMBER_INTENTS:
+            return None
+        return dict(meaning[1]).get("value")
+
     def prepare(self) -> None:
         """Build now what `said_in_full` reads (about 50 ms on a big screen)."""
         _ = self._meaning, self._order
@@ -271,26 +289,34 @@ def _spoken(name: str) -> str:
 
 
 @lru_cache(maxsize=4)
-def closed_set(targets: tuple[str, ...], apps: tuple[str, ...]) -> SentenceSet:
-    """The sentences that can be said on a screen with these names: rebuilt only when they
-    change (the cache is keyed on the names)."""
+def closed_set(
+    targets: tuple[str, ...], apps: tuple[str, ...], numbered: tuple[str, ...] = ()
+) -> SentenceSet:
+    """The sentences that can be said on a screen with these names (`numbered`: the elements
+    a number may be said to): rebuilt only when they change (the cache is keyed on them)."""
     start = time.monotonic()
     fills = {
         "target": list(dict.fromkeys(n for n in map(_spoken, targets) if n)),
         "app": list(dict.fromkeys(n for n in map(_spoken, apps) if n)),
+        "number": list(NUMBERS),
     }
+    numbered_fill = list(dict.fromkeys(n for n in map(_spoken, numbered) if n))
     out: dict[str, Meaning | None] = {}
     for skeleton, meaning in skeletons().items():
         slots = [s for s in SCREEN_SLOTS if "{" + s + "}" in skeleton]
         if not slots:
             _add(out, skeleton, meaning)
             continue
-        for values in itertools.product(*(fills[s] for s in slots)):
+        # A number is said only to what takes one.
+        filling = {**fills, "target": numbered_fill} if "number" in slots else fills
+        for values in itertools.product(*(filling[s] for s in slots)):
             sentence = skeleton
             for slot, value in zip(slots, values, strict=True):
                 sentence = sentence.replace("{" + slot + "}", value, 1)
+            carried = (("value" if s == "number" else s, v)
+                       for s, v in zip(slots, values, strict=True))
             filled = None if meaning is None else (
-                meaning[0], tuple(sorted({*meaning[1], *zip(slots, values, strict=True)})))
+                meaning[0], tuple(sorted({*meaning[1], *carried})))
             _add(out, sentence, filled)
     said = tuple(out)
     cased = {w.casefold(): w for n in (*targets, *apps) for w in _WORD.findall(n)}

@@ -182,6 +182,8 @@ def wake_rule(name: WakeCheckName, phrase: str) -> tuple[WakeCheckName, WakeRule
 _HOP = RATE // 100  # samples per feature frame: Whisper's frames are 10 ms
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_PERCENT_SIGN = re.compile(r"(?<=\d)\s*%")
+_PERCENT_SAID = re.compile(r"(\d) percent\b")
 
 
 @dataclass(frozen=True)
@@ -303,11 +305,27 @@ def compression_ratio(text: str) -> float:
     return len(data) / max(1, len(zlib.compress(data)))
 
 
+def final_numbers(command: str) -> set[str]:
+    """The number a command ends with, as Whisper wrote it ("volume to 80 percent": 80), the
+    only one a sentence of the set may say ("volume 2 a d" says none). "280" is also "to 80",
+    Whisper's way of writing "to eighty"; no slider takes 280."""
+    said = command.split()
+    if said[-1:] == ["percent"]:
+        said = said[:-1]
+    if not said or not said[-1].isdigit():
+        return set()
+    number = said[-1]
+    if len(number) == 3 and number[0] == "2" and number[1] != "0":
+        return {number, number[1:]}
+    return {number}
+
+
 def written(sentence: str, heard: str, cased: dict[str, str], lead: str) -> str:
     """A sentence of the set written the way Whisper would write it: each word cased as in what
     it heard, else as on screen, after the wake phrase or capitalized, with a full stop."""
     seen = {w.casefold(): w for w in _WORD.findall(heard)}
     out = " ".join(seen.get(w, cased.get(w, w)) for w in sentence.split())
+    out = _PERCENT_SAID.sub(r"\1%", out)  # "volume to 80%", as Whisper writes it
     if not lead:
         out = out[:1].upper() + out[1:]
     return lead + out + "."
@@ -453,6 +471,11 @@ class ClosedWhisperRecognizer:
             sentences.nearest(command, SHORTLIST), sentences.nearest(screen_command, SHORTLIST),
             strict=False,
         ))))[:SHORTLIST]
+        # A number said to a slider is never guessed: "volume to eighty", written "Volume 280.",
+        # scored best as "volume 2" (a short prefix's tokens are likelier on average).
+        heard_numbers = final_numbers(command) | final_numbers(screen_command)
+        shortlist = [s for s in shortlist
+                     if (n := sentences.number(s)) is None or n.split()[0] in heard_numbers]
         wake_text = self.wake_phrase.title() + ", " if wake else ""
         texts = [tokens] + [
             scorer.tokenizer.encode(" " + written(s, screen, sentences.cased, wake_text))
@@ -491,6 +514,7 @@ class ClosedWhisperRecognizer:
     def _command(self, text: str, wake: bool) -> str:
         """The words of `text` after the wake phrase (or after as many words, when the fixed
         pass heard it and this text did not), lower case."""
+        text = _PERCENT_SIGN.sub(" percent", text)  # "80%": the set says "80 percent"
         rest = self.gate.split(text)
         if rest is None:
             said = words(text)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
+
+from appliance.desktop.roles import SPOKEN_NUMBER_ROLES
 
 if TYPE_CHECKING:
     from appliance.desktop.model import Snapshot
@@ -34,13 +36,20 @@ class Reply:
     expects_answer: bool
 
 
-ScreenNames = tuple[tuple[str, ...], tuple[str, ...]]
-"""(names of the screen's elements, names of its applications): the grammar's {target}, {app}."""
+class ScreenNames(NamedTuple):
+    """The names the grammar's {target} and {app} take on a screen, and the elements a number
+    may be said to ("volume to 80": sliders, spin buttons, dials)."""
+
+    targets: tuple[str, ...]
+    apps: tuple[str, ...]
+    numbered: tuple[str, ...] = ()
 
 
 def screen_names_of(snapshot: Snapshot) -> ScreenNames:
     """The names the grammar's {target} and {app} take on this screen (the closed set's)."""
-    return tuple(snapshot.names()), (*snapshot.applications, *snapshot.launchable)
+    numbered = sorted({n.name for n in snapshot.nodes if n.name and n.role in SPOKEN_NUMBER_ROLES})
+    return ScreenNames(tuple(snapshot.names()), (*snapshot.applications, *snapshot.launchable),
+                       tuple(numbered))
 
 
 # Words every command uses, so the recogniser is biased towards them as well as the screen.
@@ -69,8 +78,7 @@ COMMAND_WORDS = (
 
 def vocabulary_of(names: ScreenNames) -> list[str]:
     """The recogniser's words for a screen whose (element, application) names are `names`."""
-    targets, apps = names
-    return [*targets, *apps, *COMMAND_WORDS]
+    return [*names.targets, *names.apps, *COMMAND_WORDS]
 
 
 class TurnSink(Protocol):
@@ -89,4 +97,4 @@ def names_reader(sink: TurnSink) -> Callable[[], ScreenNames]:
     names = getattr(sink, "screen_names", None)
     if callable(names):
         return names  # type: ignore[no-any-return]
-    return lambda: (tuple(sink.vocabulary()), ())
+    return lambda: ScreenNames(tuple(sink.vocabulary()), ())

@@ -28,7 +28,7 @@ def screen_reader(
     names, and the words for them (a vocabulary-only sink's are its vocabulary)."""
     if callable(getattr(sink, "screen_names", None)):
         return names_reader(sink), vocabulary_of
-    return names_reader(sink), lambda read: list(read[0])
+    return names_reader(sink), lambda read: list(read.targets)
 
 
 class ClosedSetSTTService(WhisperSTTService):
@@ -64,7 +64,7 @@ class ClosedSetSTTService(WhisperSTTService):
         thread: after an action the screen is new, and its set takes about 300 ms to build."""
         try:
             names = self._names()
-            closed_set(tuple(names[0]), tuple(names[1])).prepare()
+            closed_set(*names).prepare()
         except Exception as e:  # then `_hear` reads it, and says what went wrong
             log.warning("reading the screen early failed: %s", e)
             return
@@ -83,12 +83,11 @@ class ClosedSetSTTService(WhisperSTTService):
                     self._hearing, _quietly, spotter.score, bytes(self._buffer[:HEARD_BYTES]))
 
     def sentences(self) -> SentenceSet:
-        targets, apps = self._names()
-        return closed_set(tuple(targets), tuple(apps))
+        return closed_set(*self._names())
 
     def _hear(self, pcm: bytes) -> Transcript:
         names = self._names() if self._read is None else self._read
-        sentences = closed_set(tuple(names[0]), tuple(names[1]))
+        sentences = closed_set(*names)
         return self.recognizer.transcribe(pcm, sentences, self._words_of(names))
 
 
