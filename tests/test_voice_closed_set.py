@@ -235,7 +235,7 @@ def test_only_the_number_a_command_ends_with_may_be_heard(command: str, numbers:
 
 def test_a_number_is_never_guessed(recognizer: ClosedWhisperRecognizer) -> None:
     """Piper's "volume to eighty" is written "Volume 280." by Whisper. With every sentence near
-    it scored, "volume 2" won (a short prefix's tokens are likelier on average); only the
+    it scored, "volume 20" won (a short prefix's tokens are likelier on average); only the
     number Whisper ended with may be taken, and "280" is also "to 80"."""
     heard = recognizer.hear(segment("hey juniper, volume to eighty"), sentences("radio"),
                             vocabulary(SCENES["radio"]))

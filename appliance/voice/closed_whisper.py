@@ -472,7 +472,7 @@ class ClosedWhisperRecognizer:
             strict=False,
         ))))[:SHORTLIST]
         # A number said to a slider is never guessed: "volume to eighty", written "Volume 280.",
-        # scored best as "volume 2" (a short prefix's tokens are likelier on average).
+        # scored best as "volume 20" (a short prefix's tokens are likelier on average).
         heard_numbers = final_numbers(command) | final_numbers(screen_command)
         shortlist = [s for s in shortlist
                      if (n := sentences.number(s)) is None or n.split()[0] in heard_numbers]
