@@ -300,15 +300,15 @@ def closed_set(
         "app": list(dict.fromkeys(n for n in map(_spoken, apps) if n)),
         "number": list(NUMBERS),
     }
-    numbered_fill = list(dict.fromkeys(n for n in map(_spoken, numbered) if n))
+    # A number is said only to what takes one.
+    number_fills = {**fills, "target": list(dict.fromkeys(n for n in map(_spoken, numbered) if n))}
     out: dict[str, Meaning | None] = {}
     for skeleton, meaning in skeletons().items():
         slots = [s for s in SCREEN_SLOTS if "{" + s + "}" in skeleton]
         if not slots:
             _add(out, skeleton, meaning)
             continue
-        # A number is said only to what takes one.
-        filling = {**fills, "target": numbered_fill} if "number" in slots else fills
+        filling = number_fills if "number" in slots else fills
         for values in itertools.product(*(filling[s] for s in slots)):
             sentence = skeleton
             for slot, value in zip(slots, values, strict=True):

@@ -46,7 +46,8 @@ class ScreenNames(NamedTuple):
 
 
 def screen_names_of(snapshot: Snapshot) -> ScreenNames:
-    """The names the grammar's {target} and {app} take on this screen (the closed set's)."""
+    """The names the grammar's {target} and {app} take on this screen, and those of what takes
+    a number (the closed set's)."""
     numbered = sorted({n.name for n in snapshot.nodes if n.name and n.role in SPOKEN_NUMBER_ROLES})
     return ScreenNames(tuple(snapshot.names()), (*snapshot.applications, *snapshot.launchable),
                        tuple(numbered))
