@@ -612,7 +612,8 @@ def demo(
 def bench(
     what: Annotated[
         str, typer.Argument(
-            help="core, voice, voice-corpus, desktop, planner, switch, web, fleet or boot")
+            help="core, voice, voice-apps, voice-corpus, desktop, planner, switch, web, fleet "
+                 "or boot")
     ] = "core",
     store: StoreOpt = None,
     kiosks: Annotated[int, typer.Option(min=1, max=500, help="fleet: simulated kiosks")] = 20,
@@ -629,6 +630,8 @@ def bench(
     part: Annotated[str, typer.Option(help="voice-corpus: tune or heldout")] = "tune",
     limit: Annotated[int | None, typer.Option(
         min=1, help="voice-corpus: at most this many items")] = None,
+    voices: Annotated[int, typer.Option(
+        min=0, help="voice-apps: the first N voices of each part (0: all)")] = 0,
 ) -> None:
     """On-device benchmark report (JSON); voice-corpus writes the spoken corpus as WAVs."""
     if what == "core":
@@ -646,6 +649,11 @@ def bench(
             recognizers=[r.strip() for r in recognizers.split(",") if r.strip()],
             held_out_only=held_out_only, progress=voice_progress,
         ))
+    elif what == "voice-apps":
+        from appliance.bench.spoken.apps import bench_voice_apps
+
+        _print_json(bench_voice_apps(
+            voices, progress=lambda line: typer.echo(f"bench voice-apps: {line}", err=True)))
     elif what == "voice-corpus":
         from appliance.bench.spoken.corpus import write_corpus
         from appliance.bench.spoken.voices import SynthesisError
@@ -705,8 +713,8 @@ def bench(
             raise CliError(str(e)) from None
     else:
         raise CliError(
-            f"unknown benchmark {what!r}; choose core, voice, desktop, planner, switch, web, "
-            "fleet or boot"
+            f"unknown benchmark {what!r}; choose core, voice, voice-apps, voice-corpus, desktop, "
+            "planner, switch, web, fleet or boot"
         )
 
 

@@ -6,7 +6,8 @@ every verb x article x role), so each alternative keeps its first `CHOICES` word
 templates list the commonest first) and optional words are tried both ways; templates with free
 text ({text}, {value}) are left out, and what they cover goes to open transcription; but a
 number said to a slider ("volume to 80", `NUMBER_INTENTS`) is listed, 0 to 100, for the screen's
-sliders, spin buttons and dials only.
+sliders, spin buttons and dials only. Keys are listed tersely as well (`TERSE_INTENTS`): every
+key and shortcut once, in its first wording ("press control s"), a letter only with a modifier.
 Skeletons (templates with the screen's slots unfilled) are built once per process; the names are
 filled in once per screen (`closed_set`, cached on the names).
 
@@ -58,6 +59,10 @@ SCREEN_SLOTS = ("target", "app", "number")
 NUMBER_INTENTS = ("set_number",)
 """Intents whose free {value} is a number the closed set lists ("volume to 80"), said to the
 screen's sliders, spin buttons and dials only."""
+TERSE_INTENTS = ("press_key",)
+"""Intents also listed tersely, every list value in its first wording ("control s", "press f5"):
+the capped product above reaches only the first dozen keys."""
+TERSE_PER_TEMPLATE = 5000
 NUMBERS = tuple(str(n) for n in range(101)) + tuple(f"{n} percent" for n in range(101))
 """The numbers listed, in digits as Whisper writes them ("80", "80%": `written`)."""
 EXTRA = ("yes", "no")
@@ -104,11 +109,14 @@ def _commonest_first(parts: list[list[Said]]) -> Iterator[tuple[Said, ...]]:
 
 
 class _Expander:
-    def __init__(self, intents: Intents, numbers: bool = False) -> None:
+    def __init__(self, intents: Intents, numbers: bool = False, terse: bool = False) -> None:
         self.rules = intents.expansion_rules
         # {role}, {key}, {modifier} are given at parse time with the screen's names.
         self.lists = {**intents.slot_lists, **fixed_lists()}
         self.numbers = numbers  # {value} is a number, filled per screen as {number}
+        # Every value of every list, each in its first wording, and nothing optional but a
+        # verb: the shortest way to say each meaning (`TERSE_INTENTS`).
+        self.terse = terse
 
     def expand(self, exp: Expression, limit: int) -> list[Said]:
         if isinstance(exp, TextChunk):
@@ -119,7 +127,10 @@ class _Expander:
             return self._list(exp, limit)
         if isinstance(exp, Alternative):
             items = exp.items[:CHOICES]
-            if exp.is_optional:
+            if self.terse:
+                verbs = [i for i in exp.items if _is_rule(i)][:1]
+                items = [TextChunk.empty(), *verbs] if exp.is_optional else exp.items[:1]
+            elif exp.is_optional:
                 # Leaving the optional words out is the commonest way to say it: first, so that
                 # a capped product still holds it.
                 said = [i for i in exp.items if not (isinstance(i, TextChunk) and i.is_empty)]
@@ -157,11 +168,22 @@ class _Expander:
             # of ROLES_SAID is a slider's.
             return [] if self.numbers else [(r, ()) for r in ROLES_SAID]
         out: list[Said] = []
+        seen: set[str] = set()
         for value in slot_list.values:
             carried = ((ref.slot_name, str(value.value_out)),)
-            wordings = self.expand(value.text_in, limit)[:LIST_WORDINGS]
+            if self.terse and str(value.value_out) in seen:
+                continue
+            seen.add(str(value.value_out))
+            wordings = self.expand(value.text_in, limit)[: 1 if self.terse else LIST_WORDINGS]
             out.extend((text, slots + carried) for text, slots in wordings)
-        return out[: LIST_VALUES.get(ref.list_name, len(out))]
+        return out if self.terse else out[: LIST_VALUES.get(ref.list_name, len(out))]
+
+
+def _is_rule(exp: Expression) -> bool:
+    """A rule said alone ("<press>"), as in an optional verb "[<press>]"."""
+    if isinstance(exp, Group) and len(exp.items) == 1:
+        return _is_rule(exp.items[0])
+    return isinstance(exp, RuleReference)
 
 
 def _add(out: dict[str, Meaning | None], text: str, meaning: Meaning | None) -> None:
@@ -177,6 +199,7 @@ def skeletons() -> dict[str, Meaning | None]:
     out: dict[str, Meaning | None] = {}
     for intent in intents.intents.values():
         expander = _Expander(intents, numbers=intent.name in NUMBER_INTENTS)
+        terse = _Expander(intents, terse=True)
         for block in intent.data:
             fixed = tuple((k, str(v)) for k, v in block.slots.items())
             for sentence in block.sentences:
@@ -184,6 +207,9 @@ def skeletons() -> dict[str, Meaning | None]:
                     found = expander.expand(sentence.expression, SKELETONS_PER_TEMPLATE)
                 except _FreeText:
                     continue
+                if intent.name in TERSE_INTENTS:
+                    found = _distinct([*found, *_no_lone_letters(
+                        terse.expand(sentence.expression, TERSE_PER_TEMPLATE))])
                 for text, slots in found:
                     if not text:
                         continue
@@ -192,6 +218,19 @@ def skeletons() -> dict[str, Meaning | None]:
     for answer in EXTRA:
         out.setdefault(answer, (answer, ()))
     return out
+
+
+def _no_lone_letters(found: list[Said]) -> list[Said]:
+    """Without a letter or digit pressed alone ("press s"): scored near "press send", a short
+    sentence can win on its likelier tokens, and nobody presses one key of a word by voice."""
+    return [(text, slots) for text, slots in found
+            if len(dict(slots).get("key", "--")) > 1 or "mod1" in dict(slots)]
+
+
+def _distinct(found: list[Said]) -> list[Said]:
+    """Without sentences naming one value twice ("control control s": two modifiers that are
+    one key, which the planner reads as one)."""
+    return [(text, slots) for text, slots in found if len({v for _k, v in slots}) == len(slots)]
 
 
 @lru_cache(maxsize=65536)
@@ -258,6 +297,14 @@ class SentenceSet:
             return None
         return dict(meaning[1]).get("value")
 
+    def keys_said(self, text: str) -> set[str]:
+        """The words naming a key by a letter or digit ("c" of "press control c", "f5" of
+        "press f5"): alike-sounding ("c", "z", "t"), so never guessed or taken quickly."""
+        meaning = self._meaning.get(" ".join(words(text)))
+        if meaning is None or meaning[0] != "press_key":
+            return set()
+        return {w for w in words(text) if len(w) == 1 or any(c.isdigit() for c in w)}
+
     def prepare(self) -> None:
         """Build now what `said_in_full` reads (about 50 ms on a big screen)."""
         _ = self._meaning, self._order
@@ -290,10 +337,12 @@ def _spoken(name: str) -> str:
 
 @lru_cache(maxsize=4)
 def closed_set(
-    targets: tuple[str, ...], apps: tuple[str, ...], numbered: tuple[str, ...] = ()
+    targets: tuple[str, ...], apps: tuple[str, ...], numbered: tuple[str, ...] = (),
+    percent_alike: tuple[str, ...] = (),
 ) -> SentenceSet:
     """The sentences that can be said on a screen with these names (`numbered`: the elements
-    a number may be said to): rebuilt only when they change (the cache is keyed on them)."""
+    a number may be said to; `percent_alike`: those of them where "80 percent" is 80): rebuilt
+    only when they change (the cache is keyed on them)."""
     start = time.monotonic()
     fills = {
         "target": list(dict.fromkeys(n for n in map(_spoken, targets) if n)),
@@ -302,6 +351,7 @@ def closed_set(
     }
     # A number is said only to what takes one.
     number_fills = {**fills, "target": list(dict.fromkeys(n for n in map(_spoken, numbered) if n))}
+    alike = {_spoken(n) for n in percent_alike}
     out: dict[str, Meaning | None] = {}
     for skeleton, meaning in skeletons().items():
         slots = [s for s in SCREEN_SLOTS if "{" + s + "}" in skeleton]
@@ -315,6 +365,9 @@ def closed_set(
                 sentence = sentence.replace("{" + slot + "}", value, 1)
             carried = (("value" if s == "number" else s, v)
                        for s, v in zip(slots, values, strict=True))
+            if "number" in slots and dict(zip(slots, values, strict=True))["target"] in alike:
+                # "volume to 80" means "volume to 80 percent" there, so it is said in full.
+                carried = ((k, v.removesuffix(" percent")) for k, v in carried)
             filled = None if meaning is None else (
                 meaning[0], tuple(sorted({*meaning[1], *carried})))
             _add(out, sentence, filled)

@@ -416,7 +416,9 @@ class ClosedWhisperRecognizer:
         if len(first) == 2 and self.gate.split(first[1]) is not None:
             said = first[0]  # the first saying is what was said; then Whisper started over
         command = self._command(said, True)
-        if command not in sentences or not heard_clearly(command):
+        # A key named by a letter ("control c") is heard again through the full window: the
+        # quick one wrote espeak-ng's "c" as "z" where the full one did not.
+        if command not in sentences or not heard_clearly(command) or sentences.keys_said(command):
             return None
         return Heard(f"{self.wake_phrase} {command}", "closed", True, fixed.text, None, None,
                      command, math.exp(fixed.logprob), spot=spot, window_s=window / 100)
@@ -473,9 +475,12 @@ class ClosedWhisperRecognizer:
         ))))[:SHORTLIST]
         # A number said to a slider is never guessed: "volume to eighty", written "Volume 280.",
         # scored best as "volume 20" (a short prefix's tokens are likelier on average).
+        # Nor is a key named by a letter or digit ("press control z" for "... c").
         heard_numbers = final_numbers(command) | final_numbers(screen_command)
+        heard_words = {*command.split(), *screen_command.split()}
         shortlist = [s for s in shortlist
-                     if (n := sentences.number(s)) is None or n.split()[0] in heard_numbers]
+                     if ((n := sentences.number(s)) is None or n.split()[0] in heard_numbers)
+                     and sentences.keys_said(s) <= heard_words]
         wake_text = self.wake_phrase.title() + ", " if wake else ""
         texts = [tokens] + [
             scorer.tokenizer.encode(" " + written(s, screen, sentences.cased, wake_text))

@@ -43,14 +43,20 @@ class ScreenNames(NamedTuple):
     targets: tuple[str, ...]
     apps: tuple[str, ...]
     numbered: tuple[str, ...] = ()
+    percent_alike: tuple[str, ...] = ()
+    """Of `numbered`, those that go from 0 to 100: "80 percent" is 80 on them."""
 
 
 def screen_names_of(snapshot: Snapshot) -> ScreenNames:
     """The names the grammar's {target} and {app} take on this screen, and those of what takes
     a number (the closed set's)."""
-    numbered = sorted({n.name for n in snapshot.nodes if n.name and n.role in SPOKEN_NUMBER_ROLES})
+    takes = [n for n in snapshot.nodes if n.name and n.role in SPOKEN_NUMBER_ROLES]
+    numbered = sorted({n.name for n in takes})
+    # A name on two controls is alike only if both are 0..100.
+    other = {n.name for n in takes if (n.minimum, n.maximum) != (0, 100)}
+    alike = sorted({n.name for n in takes} - other)
     return ScreenNames(tuple(snapshot.names()), (*snapshot.applications, *snapshot.launchable),
-                       tuple(numbered))
+                       tuple(numbered), tuple(alike))
 
 
 # Words every command uses, so the recogniser is biased towards them as well as the screen.

@@ -51,7 +51,8 @@ def _p95(values: list[float]) -> float:
 
 
 @contextmanager
-def _session() -> Iterator[Path]:
+def app_session() -> Iterator[Path]:
+    """A headless session (Xvfb, a11y bus, openbox) with a fresh HOME, for real applications."""
     from appliance.desktop.atspi.headless import HeadlessSession
 
     saved = dict(os.environ)
@@ -137,7 +138,7 @@ def bench_real_apps(
         if shutil.which(tool) is None:
             raise DesktopError(f"{tool} is not installed: run scripts/setup.sh.")
     out: dict[str, Any] = {"goals_ms": GOALS_MS}
-    with _session() as home:
+    with app_session() as home:
         page = home / "bench.html"
         page.write_text(_page(elements))
         ticks = iter(range(10**6))
@@ -154,7 +155,7 @@ def bench_real_apps(
             tick, rounds, progress,
         )
         out["chromium"]["page_elements"] = elements
-    with _session() as home:
+    with app_session() as home:
         text = home / "note.txt"
         text.write_text("A note for the benchmark.\n")
 
