@@ -123,20 +123,21 @@ def spoken_wav(voice: Voice, commands: tuple[str, ...], out: Path) -> Path:
 
 
 def judge(case: SpokenCase, decisions: list[str], changed: dict[str, str]) -> Kind:
-    """Right: the wanted fields and nothing else; wrong: another field changed unasked."""
+    """Right: the wanted fields and nothing else. Wrong: something done unasked (another
+    field changed, or every command done and still not what was asked: "press control plus"
+    for "press control s" changes nothing the app reports). Asked: a question, nothing done."""
     if any(d in ("clarify", "needs_confirmation") for d in decisions) and not changed:
         return "asked"
     if case.app == "featherpad":
-        text = changed.get("text", "")
-        if case.wanted["text"] in text:
-            return "right"
-        return "wrong" if text else "failed"
-    others = {k: v for k, v in changed.items() if k not in case.wanted}
-    if others:
-        return "wrong"
-    if all(changed.get(k) == v for k, v in case.wanted.items()):
+        right = case.wanted["text"] in changed.get("text", "")
+        others = {} if right else changed
+    else:
+        others = {k: v for k, v in changed.items() if k not in case.wanted}
+        right = all(changed.get(k) == v for k, v in case.wanted.items())
+    if right and not others:
         return "right"
-    return "failed"
+    all_done = len(decisions) >= len(case.commands) and set(decisions) == {"executed"}
+    return "wrong" if others or all_done else "failed"
 
 
 def _appliance() -> str:
