@@ -197,9 +197,9 @@ def skeletons() -> dict[str, Meaning | None]:
     each means (None when two templates say it with different meanings); once per process."""
     intents = load_intents()
     out: dict[str, Meaning | None] = {}
+    terse = _Expander(intents, terse=True)
     for intent in intents.intents.values():
         expander = _Expander(intents, numbers=intent.name in NUMBER_INTENTS)
-        terse = _Expander(intents, terse=True)
         for block in intent.data:
             fixed = tuple((k, str(v)) for k, v in block.slots.items())
             for sentence in block.sentences:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from appliance.bench.spoken.apps import APPS, FIELDS, STARTS
 from appliance.desktop.atspi.headless import stop_process
 from tests.apps.atspi_harness import headless_session
 from tests.cli_runner import run
@@ -223,14 +224,10 @@ def start_chromium(tmp: Path, form: FormServer) -> Browser:
 
 # -- yad forms ---------------------------------------------------------------------------------
 
-YAD_FORM = [
-    "yad", "--form", "--title=Appointment", "--width=420",
-    "--field=Name", "--field=Phone", "--field=Visit:CB", "--field=Reminder:CHK",
-    "--field=Notes",
-    "", "", "Checkup!Dentist!Eye test", "FALSE", "",
-]
-YAD_KEYS = ("Name", "Phone", "Visit", "Reminder", "Notes")
-YAD_START = {"Name": "", "Phone": "", "Visit": "Checkup", "Reminder": "FALSE", "Notes": ""}
+# The same form `appliance bench voice-apps` speaks to.
+YAD_FORM = APPS["yad-form"]
+YAD_KEYS = FIELDS["yad-form"]
+YAD_START = STARTS["yad-form"]
 
 
 def run_yad(commands: list[str], kiosk: Kiosk) -> tuple[list[str], dict[str, str] | None]:

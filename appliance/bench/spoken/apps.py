@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from appliance.bench.spoken.corpus import Part, clean_speech, load_part
 from appliance.bench.spoken.voices import Voice
+from appliance.bench.stats import percentiles
 from appliance.desktop.model import DesktopError
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm, write_wav
 
@@ -217,13 +218,6 @@ def run_case(case: SpokenCase, voice: Voice, home: Path) -> Outcome:
     )
 
 
-def _p(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))], 1)
-
-
 def summary(outcomes: list[Outcome]) -> dict[str, Any]:
     """Counts of each kind, the share right, and how the commands were heard."""
     kinds = {k: sum(o.kind == k for o in outcomes) for k in ("right", "wrong", "asked", "failed")}
@@ -234,7 +228,7 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
         "right_share": round(kinds["right"] / len(outcomes), 3) if outcomes else None,
         "heard_closed": sum(e.startswith("closed") for e in engines),
         "heard_open": sum(not e.startswith("closed") for e in engines),
-        "hearing_ms": {"p50": _p(hearing, 0.5), "p95": _p(hearing, 0.95)},
+        "hearing_ms": percentiles(hearing),
         "per_voice": {v: sum(o.kind == "right" for o in outcomes if o.voice == v)
                       for v in dict.fromkeys(o.voice for o in outcomes)},
     }
