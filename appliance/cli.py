@@ -632,6 +632,8 @@ def bench(
         min=1, help="voice-corpus: at most this many items")] = None,
     voices: Annotated[int, typer.Option(
         min=0, help="voice-apps: the first N voices of each part (0: all)")] = 0,
+    cases: Annotated[str, typer.Option(
+        help="voice-apps: only the cases whose names hold this text")] = "",
 ) -> None:
     """On-device benchmark report (JSON); voice-corpus writes the spoken corpus as WAVs."""
     if what == "core":
@@ -653,7 +655,8 @@ def bench(
         from appliance.bench.spoken.apps import bench_voice_apps
 
         _print_json(bench_voice_apps(
-            voices, progress=lambda line: typer.echo(f"bench voice-apps: {line}", err=True)))
+            voices, progress=lambda line: typer.echo(f"bench voice-apps: {line}", err=True),
+            cases=lambda case: cases in case.name))
     elif what == "voice-corpus":
         from appliance.bench.spoken.corpus import write_corpus
         from appliance.bench.spoken.voices import SynthesisError

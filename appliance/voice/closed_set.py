@@ -38,6 +38,7 @@ from hassil.expression import (
     TextChunk,
 )
 from hassil.intents import TextSlotList
+from hassil.sample import sample_expression
 from rapidfuzz import fuzz, process
 
 from appliance.intents.grammar.screen_lists import fixed_lists
@@ -243,6 +244,36 @@ def sounds(text: str) -> str:
     return " ".join(_sound(w) for w in words(text))
 
 
+Named = tuple[str, str]
+"""A value of one of the grammar's fixed lists, with the list's name: ("extreme", "min")."""
+
+
+@cache
+def _value_wordings() -> dict[str, frozenset[Named]]:
+    """Every wording of the grammar's fixed lists' values ("minimum", "all the way down",
+    "control"), and the values it names."""
+    intents = load_intents()
+    found: dict[str, set[Named]] = {}
+    for name, slot_list in {**intents.slot_lists, **fixed_lists()}.items():
+        if name in SCREEN_SLOTS or name == "role" or not isinstance(slot_list, TextSlotList):
+            continue
+        for value in slot_list.values:
+            if str(value.value_out):  # "" ("message" of "the first message"): no meaning
+                for wording in sample_expression(value.text_in):
+                    found.setdefault(" ".join(words(wording)), set()).add(
+                        (name, str(value.value_out)))
+    return {w: frozenset(v) for w, v in found.items()}
+
+
+def values_named(said: Sequence[str]) -> set[Named]:
+    """The fixed lists' values that words name, wherever they stand (("extreme", "min") of "to
+    the minimum"; ("modifier", "ctrl") and ("key", "s") of Whisper's "Ctrl+S")."""
+    wordings = _value_wordings()
+    longest = max(len(w.split()) for w in wordings)
+    spans = (" ".join(said[i:i + n]) for i in range(len(said)) for n in range(1, longest + 1))
+    return {v for span in spans for v in wordings.get(span, ())}
+
+
 @dataclass(frozen=True)
 class SentenceSet:
     """The sentences of one screen (and how each sounds), and how long they took to build."""
@@ -297,9 +328,18 @@ class SentenceSet:
             return None
         return dict(meaning[1]).get("value")
 
+    def values(self, text: str) -> set[Named]:
+        """The values of the grammar's fixed lists a sentence's words name and mean (ctrl and s
+        of "press control s", min of "volume to the minimum"; none of "copy that")."""
+        meaning = self._meaning.get(" ".join(words(text)))
+        if meaning is None:
+            return set()
+        meant = {v for _slot, v in meaning[1]}
+        return {(name, v) for name, v in values_named(words(text)) if v in meant}
+
     def keys_said(self, text: str) -> set[str]:
         """The words naming a key by a letter or digit ("c" of "press control c", "f5" of
-        "press f5"): alike-sounding ("c", "z", "t"), so never guessed or taken quickly."""
+        "press f5"): alike-sounding ("c", "z", "t"), so never taken through the quick window."""
         meaning = self._meaning.get(" ".join(words(text)))
         if meaning is None or meaning[0] != "press_key":
             return set()

@@ -31,7 +31,7 @@ import numpy.typing as npt
 from rapidfuzz import fuzz
 
 from appliance.settings import WakeCheckName
-from appliance.voice.closed_set import SentenceSet
+from appliance.voice.closed_set import SentenceSet, values_named
 from appliance.voice.doubt import heard_clearly
 from appliance.voice.stt_whisper import (
     MAX_COMPRESSION_RATIO,
@@ -475,12 +475,9 @@ class ClosedWhisperRecognizer:
         ))))[:SHORTLIST]
         # A number said to a slider is never guessed: "volume to eighty", written "Volume 280.",
         # scored best as "volume 20" (a short prefix's tokens are likelier on average).
-        # Nor is a key named by a letter or digit ("press control z" for "... c").
         heard_numbers = final_numbers(command) | final_numbers(screen_command)
-        heard_words = {*command.split(), *screen_command.split()}
         shortlist = [s for s in shortlist
-                     if ((n := sentences.number(s)) is None or n.split()[0] in heard_numbers)
-                     and sentences.keys_said(s) <= heard_words]
+                     if (n := sentences.number(s)) is None or n.split()[0] in heard_numbers]
         wake_text = self.wake_phrase.title() + ", " if wake else ""
         texts = [tokens] + [
             scorer.tokenizer.encode(" " + written(s, screen, sentences.cased, wake_text))
@@ -488,13 +485,20 @@ class ClosedWhisperRecognizer:
         ]
         scores = scorer.score(encoded, frames, self._plain, texts)
         greedy_score, best, score = scores[0], "", None
-        if shortlist:
-            i = int(np.argmax(scores[1:]))
+        # A value Whisper did not write is never acted on unasked: "press control plus" scored
+        # best where it wrote "press control lass" for "... s", and "set the volume to the
+        # maximum" where it wrote "... minimum" (a sentence the capped set does not list). The
+        # best sentence naming only values it wrote is weighed first; one that supplies a key,
+        # a direction or an extreme is at most asked about.
+        ranked = sorted(range(len(shortlist)), key=lambda i: -scores[1 + i])
+        heard = values_named(command.split()) | values_named(screen_command.split())
+        as_heard = [i for i in ranked if sentences.values(shortlist[i]) <= heard]
+        for i, may_act in [(i, True) for i in as_heard[:1]] + [(i, False) for i in ranked[:1]]:
             best, score = shortlist[i], scores[1 + i]
             sure = score >= max(FLOOR, greedy_score - MARGIN)
             if sure or score >= max(ASK_FLOOR, greedy_score - ASK_MARGIN):
                 return Heard(lead + best, "closed", wake, greedy, score, greedy_score, best,
-                             math.exp(score), evidence, doubtful=not sure)
+                             math.exp(score), evidence, doubtful=not (sure and may_act))
         # Open transcription, filtered as the open path filters it (stt_whisper.py). The
         # screen's decode first; when Whisper doubts it, the fixed prompt's ("type good night"
         # heard right there, its screen decode too unsure to keep: the command was lost).
