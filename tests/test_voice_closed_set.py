@@ -285,25 +285,36 @@ def test_a_number_is_never_guessed(recognizer: ClosedWhisperRecognizer) -> None:
     assert (heard.text, heard.path) == ("hey juniper volume 80", "closed"), heard
 
 
-@pytest.mark.parametrize(("voice", "wrote", "asked"), [
-    # espeak-ng variants of neither corpus part. Whisper wrote no "s" ("Control Less"); the
-    # nearest sentence is the right one, asked about. And no "s" nor "a", where "press control
-    # a" scored best: asked about, so the person says no, and nothing is pressed.
-    (Voice(engine="espeak", name="en-us-nyc+m6", rate=160, pitch=70), "less", "press control s"),
-    (Voice(engine="espeak", name="en-gb-x-gbclan+travis", rate=130, pitch=35), "press control",
-     "press control a"),
-])
-def test_a_key_whisper_did_not_write_is_asked_about_never_pressed(
-    recognizer: ClosedWhisperRecognizer, voice: Voice, wrote: str, asked: str,
-) -> None:
-    """In FeatherPad "press control s", written "press control lass", was taken as the nearest
-    sentence, "press control plus", and Ctrl+plus was pressed unasked."""
+def _said(voice: Voice, text: str) -> bytes:
     pad = bytes(int(0.3 * PIPELINE_RATE) * 2)
     tail = pad + bytes(int(TRAILING_SILENCE_S * PIPELINE_RATE) * 2)
-    clip = pad + clean_speech(voice, "Hey juniper, press control s.") + tail
-    heard = recognizer.hear(clip, sentences("messages"), vocabulary(SCENES["messages"]))
-    assert wrote in heard.greedy.lower() and " s." not in heard.greedy.lower(), heard
-    assert (heard.path, heard.best, heard.doubtful) == ("closed", asked, True), heard
+    return pad + clean_speech(voice, text) + tail
+
+
+def test_a_key_whisper_did_not_write_is_asked_about_never_pressed(
+    recognizer: ClosedWhisperRecognizer,
+) -> None:
+    """In FeatherPad "press control s", written "press control lass", was taken as the nearest
+    sentence, "press control plus", and Ctrl+plus was pressed unasked. espeak-ng variants of
+    neither corpus part, on which Whisper wrote no "s" ("Control Less", "press control."): the
+    nearest sentence (mostly the right one) is only ever asked about."""
+    voices = [Voice(engine="espeak", name=name, rate=rate, pitch=pitch) for name, rate, pitch in (
+        ("en-029+Steph3", 170, 45), ("en-gb-x-gbcwmd+Caleb", 165, 40),
+        ("en-029+Henrique", 145, 45), ("en-029+Robert", 165, 30), ("en-us-nyc+m6", 160, 70),
+        ("en-gb-x-gbclan+travis", 130, 35))]
+    messages = sentences("messages")
+    unwritten = asked_right = done = 0
+    for voice in voices:
+        heard = recognizer.hear(_said(voice, "Hey juniper, press control s."), messages,
+                                vocabulary(SCENES["messages"]))
+        if ("key", "s") in values_named(words(heard.greedy)):
+            continue  # Whisper wrote it on this CPU's backend: nothing to guess
+        unwritten += 1
+        asked_right += heard.doubtful and heard.best == "press control s"
+        # Done unasked only if the decode with the screen's names wrote the "s" (none does
+        # here; one may on another CPU's backend). Before, all five right guesses were done.
+        done += heard.path == "closed" and not heard.doubtful
+    assert unwritten >= 3 and asked_right >= 2 and done <= 1, (unwritten, asked_right, done)
 
 
 def test_an_extreme_whisper_wrote_is_not_swapped_for_its_opposite(
@@ -312,16 +323,19 @@ def test_an_extreme_whisper_wrote_is_not_swapped_for_its_opposite(
     """espeak-ng's "set the volume to the minimum", written so by Whisper, is a sentence the
     capped set does not list; the nearest listed one was "... to the maximum", and the volume
     went to its maximum unasked. A listed sentence with the value Whisper wrote is taken."""
-    voice = Voice(engine="espeak", name="en-us", rate=175, pitch=35)  # a tuning voice
-    pad = bytes(int(0.3 * PIPELINE_RATE) * 2)
-    tail = pad + bytes(int(TRAILING_SILENCE_S * PIPELINE_RATE) * 2)
-    clip = pad + clean_speech(voice, "Hey juniper, set the volume to the minimum.") + tail
     radio = sentences("radio")
     assert "set the volume to the minimum" not in radio  # the case still arises
     assert "set the volume to the maximum" in radio
-    heard = recognizer.hear(clip, radio, vocabulary(SCENES["radio"]))
-    assert "minimum" in heard.greedy, heard
-    assert (heard.path, heard.best) == ("closed", "set volume to the minimum"), heard
+    taken = 0
+    for name, rate, pitch in (("en-us", 175, 35), ("en-us", 150, 50), ("en", 135, 60)):
+        voice = Voice(engine="espeak", name=name, rate=rate, pitch=pitch)  # tuning voices
+        heard = recognizer.hear(_said(voice, "Hey juniper, set the volume to the minimum."),
+                                radio, vocabulary(SCENES["radio"]))
+        if "minimum" in heard.greedy:  # as Whisper wrote it
+            assert "maximum" not in heard.best or heard.doubtful, heard
+            taken += (heard.path, heard.best, heard.doubtful) == (
+                "closed", "set volume to the minimum", False)
+    assert taken >= 2, taken
 
 
 # -- the quick window ------------------------------------------------------------------------
