@@ -1,5 +1,5 @@
 """Some grammar families of the spoken corpus's TUNING part through the real voice pipeline
-(issue 15), every miss kept, and the wrong actions done unasked counted: to weigh a change to
+(issue 15), every miss listed, and the wrong actions done unasked counted: to weigh a change to
 the closed recognizer on the families it touches. Never run on the held-out part: its figures
 come from `appliance bench voice`.
     python scripts/voice_families.py press_key --conditions clean,snr10 > out.json
@@ -11,25 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
-import appliance.bench.spoken.accuracy as accuracy
+from appliance.bench.spoken.accuracy import bench_items
 from appliance.bench.spoken.conditions import CONDITIONS
 from appliance.bench.spoken.corpus import CorpusItem, items
-
-_summary = accuracy._summary
-
-
-def _every_miss(rows: list[dict[str, Any]], latency: dict[str, list[float]]) -> dict[str, Any]:
-    """The bench's summary, with every miss (it keeps a sample) and the wrong actions done."""
-    report = _summary(rows, latency)
-    misses = [{"id": r["item"].item_id, "heard": r["heard"], "got": r["got"],
-               "expected": r["expected"], "asked": r["asked"]}
-              for r in rows if r["acts"] and not r["ok"]]
-    report["all_misses"] = misses
-    report["wrong_done_unasked"] = sum(
-        m["got"] is not None and m["got"]["decision"] == "executed" for m in misses)
-    return report
 
 
 def _one_each(chosen: list[CorpusItem]) -> list[CorpusItem]:
@@ -57,9 +42,11 @@ def main() -> None:
     chosen = [i for i in items("tune", conditions) if "all" in families or i.family in families]
     if args.one_each:
         chosen = _one_each(chosen)
-    accuracy._summary = _every_miss
-    report = accuracy.bench_items(chosen, args.recognizer,
-                                  lambda line: print(line, file=sys.stderr, flush=True))
+    report = bench_items(chosen, args.recognizer,
+                         lambda line: print(line, file=sys.stderr, flush=True), misses_kept=None)
+    report["wrong_done_unasked"] = sum(
+        m["got"] is not None and m["got"]["decision"] == "executed"
+        for m in report["misses_sample"])
     json.dump(report, sys.stdout, indent=1, default=str)
 
 

@@ -265,11 +265,16 @@ def _value_wordings() -> dict[str, frozenset[Named]]:
     return {w: frozenset(v) for w, v in found.items()}
 
 
+@cache
+def _longest_wording() -> int:
+    return max(len(w.split()) for w in _value_wordings())
+
+
 def values_named(said: Sequence[str]) -> set[Named]:
     """The fixed lists' values that words name, wherever they stand (("extreme", "min") of "to
     the minimum"; ("modifier", "ctrl") and ("key", "s") of Whisper's "Ctrl+S")."""
     wordings = _value_wordings()
-    longest = max(len(w.split()) for w in wordings)
+    longest = _longest_wording()
     spans = (" ".join(said[i:i + n]) for i in range(len(said)) for n in range(1, longest + 1))
     return {v for span in spans for v in wordings.get(span, ())}
 

@@ -492,8 +492,11 @@ class ClosedWhisperRecognizer:
         # a direction or an extreme is at most asked about.
         ranked = sorted(range(len(shortlist)), key=lambda i: -scores[1 + i])
         heard = values_named(command.split()) | values_named(screen_command.split())
-        as_heard = [i for i in ranked if sentences.values(shortlist[i]) <= heard]
-        for i, may_act in [(i, True) for i in as_heard[:1]] + [(i, False) for i in ranked[:1]]:
+        as_heard = next((i for i in ranked if sentences.values(shortlist[i]) <= heard), None)
+        weighed = {} if as_heard is None else {as_heard: True}  # index -> may act unasked
+        for i in ranked[:1]:
+            weighed.setdefault(i, False)
+        for i, may_act in weighed.items():
             best, score = shortlist[i], scores[1 + i]
             sure = score >= max(FLOOR, greedy_score - MARGIN)
             if sure or score >= max(ASK_FLOOR, greedy_score - ASK_MARGIN):

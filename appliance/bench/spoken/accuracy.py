@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 RUN_SIZE = 12
 """Items per pipeline run: a progress line each, and a failure loses only these."""
+MISSES_KEPT = 25
+"""Misses listed in the report (a sample: the count is reported whole)."""
 
 
 def _rate(hits: int, n: int) -> float | None:
@@ -23,10 +25,11 @@ def _rate(hits: int, n: int) -> float | None:
 
 
 def bench_items(items: list[CorpusItem], recognizer: str, progress: Progress,
-                vad: VadSettings | None = None) -> dict[str, Any]:
+                vad: VadSettings | None = None,
+                misses_kept: int | None = MISSES_KEPT) -> dict[str, Any]:
     """Each item, wake phrase and command, through the real pipeline paced in real time, on a
     fresh copy of its scene; its action compared with the one planned from its written text.
-    `vad`: the VAD's settings, when not the default."""
+    `vad`: the VAD's settings, when not the default; `misses_kept`: None lists every miss."""
     by_scene: dict[str, list[CorpusItem]] = defaultdict(list)
     for item in items:
         by_scene[item.scene].append(item)
@@ -67,7 +70,7 @@ def bench_items(items: list[CorpusItem], recognizer: str, progress: Progress,
             done += len(chunk)
             ok_so_far = sum(r["ok"] for r in rows if r["acts"])
             progress(f"{recognizer}: {done}/{len(items)} items, {ok_so_far} acted right so far")
-    return _summary(rows, latency)
+    return _summary(rows, latency, misses_kept)
 
 
 def _group(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
@@ -92,7 +95,8 @@ def _accuracy(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "no_action_items_agreeing": _rate(sum(r["ok"] for r in rest), len(rest))}
 
 
-def _summary(rows: list[dict[str, Any]], latency: dict[str, list[float]]) -> dict[str, Any]:
+def _summary(rows: list[dict[str, Any]], latency: dict[str, list[float]],
+             misses_kept: int | None) -> dict[str, Any]:
     per_voice_condition: dict[str, dict[str, float | None]] = defaultdict(dict)
     cells: dict[tuple[str, str], list[bool]] = defaultdict(list)
     for row in rows:
@@ -114,6 +118,6 @@ def _summary(rows: list[dict[str, Any]], latency: dict[str, list[float]]) -> dic
         "end_of_speech_to_action_done_ms": {k: percentiles(v) for k, v in sorted(latency.items())},
         "mean_end_of_speech_to_action_done_ms": (
             round(statistics.fmean(latency["all"]), 1) if latency["all"] else None),
-        "misses_sample": misses[:25],
+        "misses_sample": misses[:misses_kept],
         "misses": len(misses),
     }
