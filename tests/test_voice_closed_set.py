@@ -246,7 +246,8 @@ def test_out_of_set_speech_falls_back_to_open_whisper(
 ) -> None:
     heard = recognizer.hear(segment(f"hey juniper, {said}"), sentences("messages"),
                             vocabulary(SCENES["messages"]))
-    assert heard.wake and heard.path == "open", heard
+    # Dictation may be framed by its template's words; its own words are Whisper's.
+    assert heard.wake and (heard.path == "open" or heard.framed), heard
     for word in words:
         assert word in heard.text.lower(), heard
 
@@ -336,6 +337,39 @@ def test_an_extreme_whisper_wrote_is_not_swapped_for_its_opposite(
             taken += (heard.path, heard.best, heard.doubtful) == (
                 "closed", "set volume to the minimum", False)
     assert taken >= 2, taken
+
+
+def test_dictation_is_framed_by_its_templates_words() -> None:
+    """The words around free text are the grammar's (`SentenceSet.framed`); what stands between
+    them is the words heard, and nothing but dictation fits a frame."""
+    messages = sentences("messages")
+    assert "send grandma a message saying see you soon" in messages.framed(
+        "send grandma message settings see you soon", 3)
+    assert messages.framed("type go over and in the message box", 3)[0] == (
+        "type go over and in the message box")
+    assert "reply saying sounds good" in sentences("mail").framed("replay saying sounds good", 3)
+    for said in ("click and", "tick urgent", "what's on the screen", "press control s",
+                 "send grandma"):
+        assert not messages.framed(said, 3), said
+
+
+def test_the_words_around_dictation_are_the_templates(recognizer: ClosedWhisperRecognizer) -> None:
+    """Tuning voices on which Whisper garbles the words around the message ("send run model
+    message saying see you soon", "send friends my message ..."): the template's words are
+    scored around Whisper's, and the sentence is heard whole. Before, none of these six was."""
+    messages = sentences("messages")
+    right = 0
+    for name, rate, pitch in (("en", 135, 60), ("en", 165, 45), ("en-us+Annie", 150, 50),
+                              ("en-us+belinda", 140, 45), ("en-gb-x-gbclan+anika", 145, 40),
+                              ("en-us-nyc+steph", 155, 50)):
+        voice = Voice(engine="espeak", name=name, rate=rate, pitch=pitch)
+        heard = recognizer.hear(
+            _said(voice, "Hey juniper, send grandma a message saying see you soon."), messages,
+            vocabulary(SCENES["messages"]))
+        assert heard.wake, heard
+        right += heard.framed and heard.text == (
+            "hey juniper send grandma a message saying see you soon")
+    assert right >= 4, right
 
 
 # -- the quick window ------------------------------------------------------------------------
@@ -459,6 +493,10 @@ JENNIFER = pytest.mark.xfail(strict=True, reason="a near miss the lenient check 
         ("hey june, open the calendar", "espeak", "spotter", False),
         ("hey juniper, click send", "piper", "spotter", True),
         ("hey juniper, click send", "espeak", "spotter", True),
+        # Words that fit a dictation frame do not make a doubtful wake phrase sure, as a
+        # sentence of the screen does: both were taken so when they did.
+        ("hey jennifer, reply saying sounds good", "piper", "spotter", False),
+        ("hey jennifer, reply saying sounds good", "espeak", "spotter", False),
     ],
 )
 def test_a_near_miss_of_the_wake_phrase_is_not_taken_for_it_on_any_screen(

@@ -6,8 +6,10 @@ every verb x article x role), so each alternative keeps its first `CHOICES` word
 templates list the commonest first) and optional words are tried both ways; templates with free
 text ({text}, {value}) are left out, and what they cover goes to open transcription; but a
 number said to a slider ("volume to 80", `NUMBER_INTENTS`) is listed, 0 to 100, for the screen's
-sliders, spin buttons and dials only. Keys are listed tersely as well (`TERSE_INTENTS`): every
-key and shortcut once, in its first wording ("press control s"), a letter only with a modifier.
+sliders, spin buttons and dials only, and a template whose free text is {text} is kept as a
+frame, the words around it, filled with the words Whisper heard (`SentenceSet.framed`). Keys
+are listed tersely as well (`TERSE_INTENTS`): every key and shortcut once, in its first wording
+("press control s"), a letter only with a modifier.
 Skeletons (templates with the screen's slots unfilled) are built once per process; the names are
 filled in once per screen (`closed_set`, cached on the names).
 
@@ -57,6 +59,11 @@ LIST_VALUES = {"key": 12}
 ROLES_SAID = ("button", "box", "check box", "tab", "field")
 """The role words people add to a name ("the send button"), of the grammar's many."""
 SCREEN_SLOTS = ("target", "app", "number")
+FRAME_SLOT = "text"
+"""The free text a frame leaves open ("send {target} a message saying {text}")."""
+FRAME_MATCH = 80
+"""How closely (rapidfuzz ratio) the words around the free text must spell a frame's: 80 takes
+"send grandma message settings" for "send grandma a message saying", not "send" for "tell"."""
 NUMBER_INTENTS = ("set_number",)
 """Intents whose free {value} is a number the closed set lists ("volume to 80"), said to the
 screen's sliders, spin buttons and dials only."""
@@ -77,6 +84,8 @@ Meaning = tuple[str, Slots]
 the answer itself, no slots)."""
 Said = tuple[str, Slots]
 """Words, and the slot values they carry."""
+Frame = tuple[str, str]
+"""The words before and after a template's free text ("send grandma a message saying", "")."""
 
 
 class _FreeText(Exception):
@@ -110,7 +119,8 @@ def _commonest_first(parts: list[list[Said]]) -> Iterator[tuple[Said, ...]]:
 
 
 class _Expander:
-    def __init__(self, intents: Intents, numbers: bool = False, terse: bool = False) -> None:
+    def __init__(self, intents: Intents, numbers: bool = False, terse: bool = False,
+                 frames: bool = False) -> None:
         self.rules = intents.expansion_rules
         # {role}, {key}, {modifier} are given at parse time with the screen's names.
         self.lists = {**intents.slot_lists, **fixed_lists()}
@@ -118,6 +128,7 @@ class _Expander:
         # Every value of every list, each in its first wording, and nothing optional but a
         # verb: the shortest way to say each meaning (`TERSE_INTENTS`).
         self.terse = terse
+        self.frames = frames  # {text} kept as a slot, filled with what Whisper heard
 
     def expand(self, exp: Expression, limit: int) -> list[Said]:
         if isinstance(exp, TextChunk):
@@ -160,6 +171,8 @@ class _Expander:
             return [("{" + ref.list_name + "}", ())]
         if ref.list_name == "value" and self.numbers:
             return [("{number}", ())]
+        if ref.list_name == FRAME_SLOT and self.frames:
+            return [("{" + FRAME_SLOT + "}", ())]
         slot_list = self.lists.get(ref.list_name)
         if not isinstance(slot_list, TextSlotList):
             raise _FreeText(ref.list_name)
@@ -167,7 +180,7 @@ class _Expander:
             # A role word only narrows which element a name means ("send button"): no meaning
             # of its own (a name on screen in two roles is asked about, never guessed). None
             # of ROLES_SAID is a slider's.
-            return [] if self.numbers else [(r, ()) for r in ROLES_SAID]
+            return [] if self.numbers or self.frames else [(r, ()) for r in ROLES_SAID]
         out: list[Said] = []
         seen: set[str] = set()
         for value in slot_list.values:
@@ -219,6 +232,26 @@ def skeletons() -> dict[str, Meaning | None]:
     for answer in EXTRA:
         out.setdefault(answer, (answer, ()))
     return out
+
+
+@cache
+def frame_skeletons() -> tuple[str, ...]:
+    """The templates whose only free text is {text}, with it left as a slot ("send {target} a
+    message saying {text}"): the words around dictation, which Whisper drops or mishears
+    ("send grandma message settings see you soon"); once per process."""
+    intents = load_intents()
+    expander = _Expander(intents, frames=True)
+    out: dict[str, None] = {}
+    for intent in intents.intents.values():
+        for block in intent.data:
+            for sentence in block.sentences:
+                try:
+                    found = expander.expand(sentence.expression, SKELETONS_PER_TEMPLATE)
+                except _FreeText:
+                    continue
+                out.update((text, None) for text, _slots in found
+                           if text.count("{" + FRAME_SLOT + "}") == 1)
+    return tuple(out)
 
 
 def _no_lone_letters(found: list[Said]) -> list[Said]:
@@ -291,6 +324,8 @@ class SentenceSet:
     written as it would write it."""
     meanings: tuple[Meaning | None, ...]
     """Each sentence's, in the same order (None: said alike with two meanings)."""
+    frames: tuple[Frame, ...] = ()
+    """The words before and after the free text of each dictation template, names filled."""
 
     def nearest(self, text: str, limit: int) -> list[str]:
         """About `limit` sentences near `text`, half by spelling and half by sound (a cheap
@@ -306,6 +341,36 @@ class SentenceSet:
             if i not in found:
                 found.append(i)
         return [self.sentences[i] for i in found]
+
+    def framed(self, text: str, limit: int) -> list[str]:
+        """At most `limit` dictation sentences near `text`, its middle words as the free text:
+        "send grandma a message saying see you soon" of "send grandma message settings see you
+        soon". The words around the text are matched where they would stand (a frame's word
+        counts, give or take two before and one after)."""
+        said = words(text)
+        n = len(said)
+        found: list[tuple[float, str]] = []
+        for (before_n, after_n), group in self._frame_groups.items():
+            for i in range(max(1, before_n - 2), min(n - 1, before_n + 2) + 1):
+                ends = [n] if not after_n else range(max(i + 1, n - after_n - 1),
+                                                     min(n - 1, n - after_n + 1) + 1)
+                for j in ends:
+                    query = " ".join(said[:i]) + " | " + " ".join(said[j:])
+                    for _s, score, k in process.extract(
+                            query, group, scorer=fuzz.ratio, limit=limit, score_cutoff=FRAME_MATCH):
+                        before, after = group[k].split(" | ")
+                        found.append((score, _join((before, *said[i:j], after))))
+        found.sort(key=lambda f: -f[0])
+        return list(dict.fromkeys(sentence for _score, sentence in found))[:limit]
+
+    @cached_property
+    def _frame_groups(self) -> dict[tuple[int, int], list[str]]:
+        """The frames, "before | after", by how many words stand before and after the text."""
+        groups: dict[tuple[int, int], list[str]] = {}
+        for before, after in self.frames:
+            key = (len(before.split()), len(after.split()))
+            groups.setdefault(key, []).append(f"{before} | {after}")
+        return groups
 
     def __contains__(self, text: str) -> bool:
         return " ".join(words(text)) in self._index
@@ -351,8 +416,8 @@ class SentenceSet:
         return {w for w in words(text) if len(w) == 1 or any(c.isdigit() for c in w)}
 
     def prepare(self) -> None:
-        """Build now what `said_in_full` reads (about 50 ms on a big screen)."""
-        _ = self._meaning, self._order
+        """Build now what `said_in_full` and `framed` read (about 50 ms on a big screen)."""
+        _ = self._meaning, self._order, self._frame_groups
 
     @cached_property
     def _meaning(self) -> dict[str, Meaning | None]:
@@ -405,9 +470,7 @@ def closed_set(
             continue
         filling = number_fills if "number" in slots else fills
         for values in itertools.product(*(filling[s] for s in slots)):
-            sentence = skeleton
-            for slot, value in zip(slots, values, strict=True):
-                sentence = sentence.replace("{" + slot + "}", value, 1)
+            sentence = _fill(skeleton, slots, values)
             carried = (("value" if s == "number" else s, v)
                        for s, v in zip(slots, values, strict=True))
             if "number" in slots and dict(zip(slots, values, strict=True))["target"] in alike:
@@ -416,7 +479,19 @@ def closed_set(
             filled = None if meaning is None else (
                 meaning[0], tuple(sorted({*meaning[1], *carried})))
             _add(out, sentence, filled)
+    frames: dict[Frame, None] = {}
+    for skeleton in frame_skeletons():
+        slots = [s for s in SCREEN_SLOTS if "{" + s + "}" in skeleton]
+        for values in itertools.product(*(fills[s] for s in slots)):
+            before, _, after = _fill(skeleton, slots, values).partition("{" + FRAME_SLOT + "}")
+            frames[before.strip(), after.strip()] = None
     said = tuple(out)
     cased = {w.casefold(): w for n in (*targets, *apps) for w in _WORD.findall(n)}
     return SentenceSet(said, tuple(map(sounds, said)), (time.monotonic() - start) * 1000, cased,
-                       tuple(out.values()))
+                       tuple(out.values()), tuple(frames))
+
+
+def _fill(skeleton: str, slots: Sequence[str], values: Sequence[str]) -> str:
+    for slot, value in zip(slots, values, strict=True):
+        skeleton = skeleton.replace("{" + slot + "}", value, 1)
+    return skeleton

@@ -59,6 +59,8 @@ wake phrase the spotter was sure of (39 of the 108), and all else through the fu
 quick pass (hear p50 over all 108 513 ms against 436)."""
 SHORTLIST = 8
 """Sentences scored per utterance (nearest by spelling to what was heard)."""
+FRAMED = 3
+"""Dictation sentences scored as well: Whisper's words with the frame's around them."""
 ALIGN_BATCH = 3
 """Sequences forced per CTranslate2 align call. The log-probabilities are the same; the time is
 not: 9 shortlisted sentences in one batch took 912 ms, in batches of 3 389 ms (tiny.en, int8,
@@ -203,6 +205,7 @@ class Heard:
     not_caught: bool = False  # the wake phrase, then words too doubtful to pass on
     spot: float | None = None  # the wake spotter's log-odds, when the rule has one
     window_s: float = FULL_WINDOW / 100  # the encoder's window this was heard through
+    framed: bool = False  # a dictation sentence: the template's words around Whisper's
 
 
 @dataclass
@@ -438,9 +441,11 @@ class ClosedWhisperRecognizer:
             return self._rest(fixed, True, evidence, sentences)
         if rule.if_command is not None and rule.if_command.passes(evidence):
             heard = self._rest(fixed, True, evidence, sentences)
-            # A sentence of the screen, sure or to be asked about; or the wake phrase alone,
-            # its command to come in the window it opens (people pause after it).
-            if heard.path == "closed" or not self._command(fixed.text, True):
+            # A sentence of the screen, sure or to be asked about (not a dictation sentence,
+            # which talk after a near miss would fit: "hey jenna, tell him ..."); or the wake
+            # phrase alone, its command to come in the window it opens (people pause after it).
+            listed = heard.path == "closed" and not heard.framed
+            if listed or not self._command(fixed.text, True):
                 return heard
         return self._rest(fixed, False, evidence, sentences)
 
@@ -478,19 +483,38 @@ class ClosedWhisperRecognizer:
         heard_numbers = final_numbers(command) | final_numbers(screen_command)
         shortlist = [s for s in shortlist
                      if (n := sentences.number(s)) is None or n.split()[0] in heard_numbers]
+        # Dictation keeps the words open transcription would take (the screen's decode, which
+        # spells the screen's names, unless Whisper doubts it); the words around them are the
+        # template's ("send grandma a message saying ..." where it wrote "send grandma message
+        # settings ...").
+        dictated = screen_command if screen_logprob >= MIN_AVG_LOGPROB else command
+        framed = [s for s in sentences.framed(dictated, FRAMED) if s not in shortlist]
+        shortlist += framed
         wake_text = self.wake_phrase.title() + ", " if wake else ""
+        # A dictation sentence is written as Whisper wrote it freely: the screen's prompt
+        # capitalizes its words as names ("Send, Grandma, Message, See you soon.").
         texts = [tokens] + [
-            scorer.tokenizer.encode(" " + written(s, screen, sentences.cased, wake_text))
+            scorer.tokenizer.encode(" " + written(s, greedy if s in framed else screen,
+                                                  sentences.cased, wake_text))
             for s in shortlist
         ]
         scores = scorer.score(encoded, frames, self._plain, texts)
         greedy_score, best, score = scores[0], "", None
+        ranked = sorted(range(len(shortlist)), key=lambda i: -scores[1 + i])
+        if ranked and shortlist[ranked[0]] in framed:
+            best, score = shortlist[ranked[0]], scores[1 + ranked[0]]
+            if best.split() != dictated.split() and score >= max(FLOOR, greedy_score - MARGIN):
+                return Heard(lead + best, "closed", wake, greedy, score, greedy_score, best,
+                             math.exp(score), evidence, framed=True)
+            # A frame that changes nothing Whisper wrote is open transcription, as before; and
+            # dictation Whisper is unsure of is not asked about word for word: the sentences of
+            # the screen are weighed as if it had not been scored, then open transcription.
+        ranked = [i for i in ranked if shortlist[i] not in framed]
         # A value Whisper did not write is never acted on unasked: "press control plus" scored
         # best where it wrote "press control lass" for "... s", and "set the volume to the
         # maximum" where it wrote "... minimum" (a sentence the capped set does not list). The
         # best sentence naming only values it wrote is weighed first; one that supplies a key,
         # a direction or an extreme is at most asked about.
-        ranked = sorted(range(len(shortlist)), key=lambda i: -scores[1 + i])
         heard = values_named(command.split()) | values_named(screen_command.split())
         as_heard = next((i for i in ranked if sentences.values(shortlist[i]) <= heard), None)
         weighed = {} if as_heard is None else {as_heard: True}  # index -> may act unasked
