@@ -464,7 +464,7 @@ def closed_set(
     alike = {_spoken(n) for n in percent_alike}
     out: dict[str, Meaning | None] = {}
     for skeleton, meaning in skeletons().items():
-        slots = [s for s in SCREEN_SLOTS if "{" + s + "}" in skeleton]
+        slots = _slots_in(skeleton)
         if not slots:
             _add(out, skeleton, meaning)
             continue
@@ -481,7 +481,7 @@ def closed_set(
             _add(out, sentence, filled)
     frames: dict[Frame, None] = {}
     for skeleton in frame_skeletons():
-        slots = [s for s in SCREEN_SLOTS if "{" + s + "}" in skeleton]
+        slots = _slots_in(skeleton)
         for values in itertools.product(*(fills[s] for s in slots)):
             before, _, after = _fill(skeleton, slots, values).partition("{" + FRAME_SLOT + "}")
             frames[before.strip(), after.strip()] = None
@@ -489,6 +489,10 @@ def closed_set(
     cased = {w.casefold(): w for n in (*targets, *apps) for w in _WORD.findall(n)}
     return SentenceSet(said, tuple(map(sounds, said)), (time.monotonic() - start) * 1000, cased,
                        tuple(out.values()), tuple(frames))
+
+
+def _slots_in(skeleton: str) -> list[str]:
+    return [s for s in SCREEN_SLOTS if "{" + s + "}" in skeleton]
 
 
 def _fill(skeleton: str, slots: Sequence[str], values: Sequence[str]) -> str:
