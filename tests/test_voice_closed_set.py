@@ -115,6 +115,21 @@ def test_the_set_is_rebuilt_only_when_the_screens_names_change() -> None:
     assert changed is not first and "select classic rock" in changed
 
 
+def test_every_value_of_a_list_is_said_in_the_words_the_first_is() -> None:
+    """The capped product once kept "set the volume to the maximum" but not "... minimum",
+    and Whisper's "minimum" was then scored only against "maximum" sentences. Each wording
+    kept for one value of a list is kept for the others, and the real planner reads each."""
+    radio = sentences("radio")
+    planner, snapshot = GrammarPlanner(), SimDesktop.from_file(SCENES["radio"]).snapshot()
+    for said, value in [("set the volume to the maximum", 100.0),
+                        ("set the volume to the minimum", 0.0)]:
+        assert said in radio, said
+        intent = planner.parse(said, snapshot)
+        assert intent is not None and intent.model_dump()["value"] == value, (said, intent)
+    ups = [s for s in radio.sentences if s.startswith("turn the volume up ")]
+    assert ups and all(s.replace(" up ", " down ", 1) in radio for s in ups), ups
+
+
 def test_a_sentence_said_in_full_means_what_every_sentence_going_on_from_it_means() -> None:
     """The real grammar planner on the real scene: nothing the set lets follow a sentence said
     in full does another thing without asking; a sentence that may go on to mean more is not
@@ -125,6 +140,9 @@ def test_a_sentence_said_in_full_means_what_every_sentence_going_on_from_it_mean
     for said in ("scroll down", "send", "turn it"):
         assert not messages.said_in_full(said), said
     assert not messages.said_in_full("send grandma a hug")  # not in the set at all
+    # The element named Message, and in an unlisted wording the content: "read message box"
+    # may follow, so the person is waited for.
+    assert "read message" in messages and not messages.said_in_full("read message")
     planner, snapshot = GrammarPlanner(), SimDesktop.from_file(SCENES["messages"]).snapshot()
 
     def action(text: str) -> object:
@@ -321,12 +339,10 @@ def test_a_key_whisper_did_not_write_is_asked_about_never_pressed(
 def test_an_extreme_whisper_wrote_is_not_swapped_for_its_opposite(
     recognizer: ClosedWhisperRecognizer,
 ) -> None:
-    """espeak-ng's "set the volume to the minimum", written so by Whisper, is a sentence the
-    capped set does not list; the nearest listed one was "... to the maximum", and the volume
+    """espeak-ng's "set the volume to the minimum", written so by Whisper, was a sentence the
+    capped set did not list; the nearest listed one was "... to the maximum", and the volume
     went to its maximum unasked. A listed sentence with the value Whisper wrote is taken."""
     radio = sentences("radio")
-    assert "set the volume to the minimum" not in radio  # the case still arises
-    assert "set the volume to the maximum" in radio
     taken = 0
     for name, rate, pitch in (("en-us", 175, 35), ("en-us", 150, 50), ("en", 135, 60)):
         voice = Voice(engine="espeak", name=name, rate=rate, pitch=pitch)  # tuning voices
@@ -334,8 +350,8 @@ def test_an_extreme_whisper_wrote_is_not_swapped_for_its_opposite(
                                 radio, vocabulary(SCENES["radio"]))
         if "minimum" in heard.greedy:  # as Whisper wrote it
             assert "maximum" not in heard.best or heard.doubtful, heard
-            taken += (heard.path, heard.best, heard.doubtful) == (
-                "closed", "set volume to the minimum", False)
+            taken += heard.path == "closed" and not heard.doubtful and heard.best in (
+                "set volume to the minimum", "set the volume to the minimum")
     assert taken >= 2, taken
 
 

@@ -9,13 +9,16 @@ number said to a slider ("volume to 80", `NUMBER_INTENTS`) is listed, 0 to 100, 
 sliders, spin buttons and dials only, and a template whose free text is {text} is kept as a
 frame, the words around it, filled with the words Whisper heard (`SentenceSet.framed`). Keys
 are listed tersely as well (`TERSE_INTENTS`): every key and shortcut once, in its first wording
-("press control s"), a letter only with a modifier.
+("press control s"), a letter only with a modifier. A wording kept for one value of a list is
+kept for its others ("... to the minimum" as "... to the maximum").
 Skeletons (templates with the screen's slots unfilled) are built once per process; the names are
 filled in once per screen (`closed_set`, cached on the names).
 
 Each sentence keeps its meaning (the intent and the slot values its words carry), so that the
 pipeline can tell a sentence said in full ("tick urgent", which only "... box" or "... button"
 can follow) from one that may go on to mean more ("scroll down" -> "scroll down in contacts").
+A sentence that another template says with another meaning, in any wording, listed or not, has
+none ("read message": the element named Message, or the content).
 """
 
 from __future__ import annotations
@@ -120,7 +123,7 @@ def _commonest_first(parts: list[list[Said]]) -> Iterator[tuple[Said, ...]]:
 
 class _Expander:
     def __init__(self, intents: Intents, numbers: bool = False, terse: bool = False,
-                 frames: bool = False) -> None:
+                 frames: bool = False, wide: bool = False) -> None:
         self.rules = intents.expansion_rules
         # {role}, {key}, {modifier} are given at parse time with the screen's names.
         self.lists = {**intents.slot_lists, **fixed_lists()}
@@ -128,6 +131,10 @@ class _Expander:
         # Every value of every list, each in its first wording, and nothing optional but a
         # verb: the shortest way to say each meaning (`TERSE_INTENTS`).
         self.terse = terse
+        # Every wording of every alternative: not listed, only to find what else a listed
+        # sentence may mean (`_unlisted_meanings`).
+        self.choices: int | None = None if wide else CHOICES
+        self.optional_choices: int | None = None if wide else OPTIONAL_CHOICES
         self.frames = frames  # {text} kept as a slot, filled with what Whisper heard
 
     def expand(self, exp: Expression, limit: int) -> list[Said]:
@@ -138,7 +145,7 @@ class _Expander:
         if isinstance(exp, ListReference):
             return self._list(exp, limit)
         if isinstance(exp, Alternative):
-            items = exp.items[:CHOICES]
+            items = exp.items[:self.choices]
             if self.terse:
                 verbs = [i for i in exp.items if _is_rule(i)][:1]
                 items = [TextChunk.empty(), *verbs] if exp.is_optional else exp.items[:1]
@@ -146,7 +153,7 @@ class _Expander:
                 # Leaving the optional words out is the commonest way to say it: first, so that
                 # a capped product still holds it.
                 said = [i for i in exp.items if not (isinstance(i, TextChunk) and i.is_empty)]
-                items = [TextChunk.empty(), *said[:OPTIONAL_CHOICES]]
+                items = [TextChunk.empty(), *said[:self.optional_choices]]
             out: dict[str, Slots] = {}
             for item in items:
                 for text, slots in self.expand(item, limit):
@@ -163,7 +170,8 @@ class _Expander:
         parts = [self.expand(item, limit) for item in items]
         out: dict[str, Slots] = {}
         for chosen in itertools.islice(_commonest_first(parts), limit):
-            out.setdefault(_join(t for t, _ in chosen), tuple(x for _, s in chosen for x in s))
+            for said in _each_meaning(parts, chosen):
+                out.setdefault(_join(t for t, _ in said), tuple(x for _, s in said for x in s))
         return list(out.items())
 
     def _list(self, ref: ListReference, limit: int) -> list[Said]:
@@ -193,6 +201,30 @@ class _Expander:
         return out if self.terse else out[: LIST_VALUES.get(ref.list_name, len(out))]
 
 
+def _each_meaning(parts: list[list[Said]], chosen: tuple[Said, ...]) -> Iterator[tuple[Said, ...]]:
+    """`chosen`, and it with each part's value swapped for every other value of the part in the
+    same rank of wording: a capped product reaches a list's later values in fewer ways ("set
+    the volume to the maximum" kept, "... minimum" not), though people say them alike."""
+    yield chosen
+    for i, (part, said) in enumerate(zip(parts, chosen, strict=True)):
+        if not said[1] or said[1][-1][0] in LIST_VALUES:  # keys: listed tersely (TERSE_INTENTS)
+            continue
+        rank = _wording_ranks(part)
+        for other in part:
+            if other[1] != said[1] and rank[other] == rank[said]:
+                yield (*chosen[:i], other, *chosen[i + 1:])
+
+
+def _wording_ranks(part: list[Said]) -> dict[Said, int]:
+    """Each of a part's words' rank among the wordings of its meaning ("max" 0, "maximum" 1)."""
+    seen: dict[Slots, int] = {}
+    ranks: dict[Said, int] = {}
+    for said in part:
+        ranks[said] = seen.get(said[1], 0)
+        seen[said[1]] = ranks[said] + 1
+    return ranks
+
+
 def _is_rule(exp: Expression) -> bool:
     """A rule said alone ("<press>"), as in an optional verb "[<press>]"."""
     if isinstance(exp, Group) and len(exp.items) == 1:
@@ -205,15 +237,12 @@ def _add(out: dict[str, Meaning | None], text: str, meaning: Meaning | None) -> 
     out[text] = meaning if out.get(text, meaning) == meaning else None
 
 
-@cache
-def skeletons() -> dict[str, Meaning | None]:
-    """Every template's sentences with {target} / {app} / {number} left as slots, and what
-    each means (None when two templates say it with different meanings); once per process."""
+def _expanded(wide: bool = False) -> Iterator[tuple[str, Meaning]]:
+    """Every template's listed sentences (`wide`: in every wording) with what each means."""
     intents = load_intents()
-    out: dict[str, Meaning | None] = {}
     terse = _Expander(intents, terse=True)
     for intent in intents.intents.values():
-        expander = _Expander(intents, numbers=intent.name in NUMBER_INTENTS)
+        expander = _Expander(intents, numbers=intent.name in NUMBER_INTENTS, wide=wide)
         for block in intent.data:
             fixed = tuple((k, str(v)) for k, v in block.slots.items())
             for sentence in block.sentences:
@@ -221,16 +250,35 @@ def skeletons() -> dict[str, Meaning | None]:
                     found = expander.expand(sentence.expression, SKELETONS_PER_TEMPLATE)
                 except _FreeText:
                     continue
-                if intent.name in TERSE_INTENTS:
+                if intent.name in TERSE_INTENTS and not wide:
                     found = _distinct([*found, *_no_lone_letters(
                         terse.expand(sentence.expression, TERSE_PER_TEMPLATE))])
                 for text, slots in found:
-                    if not text:
-                        continue
-                    meaning = (intent.name, tuple(sorted({*fixed, *slots})))
-                    _add(out, text, meaning)
+                    if text:
+                        yield text, (intent.name, tuple(sorted({*fixed, *slots})))
+
+
+@cache
+def skeletons() -> dict[str, Meaning | None]:
+    """Every template's sentences with {target} / {app} / {number} left as slots, and what
+    each means (None when two templates say it with different meanings); once per process."""
+    out: dict[str, Meaning | None] = {}
+    for text, meaning in _expanded():
+        _add(out, text, meaning)
     for answer in EXTRA:
         out.setdefault(answer, (answer, ()))
+    return out
+
+
+@cache
+def _unlisted_meanings() -> dict[str, Meaning | None]:
+    """What the sentences without a screen's name mean in every wording, listed or not: a
+    listed "read message" (the element named Message) is also the unlisted wording "read
+    message" of reading the content, which the planner takes; once per process."""
+    out: dict[str, Meaning | None] = {}
+    for text, meaning in _expanded(wide=True):
+        if "{" not in text:
+            _add(out, text, meaning)
     return out
 
 
@@ -479,6 +527,11 @@ def closed_set(
             filled = None if meaning is None else (
                 meaning[0], tuple(sorted({*meaning[1], *carried})))
             _add(out, sentence, filled)
+    # A name filled in can make a sentence another template says with another meaning.
+    unlisted = _unlisted_meanings()
+    for text, meaning in out.items():
+        if text in unlisted and unlisted[text] != meaning:
+            out[text] = None
     frames: dict[Frame, None] = {}
     for skeleton in frame_skeletons():
         slots = _slots_in(skeleton)
