@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import re
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -367,9 +366,6 @@ class SentenceSet:
     sentences: tuple[str, ...]
     sounds: tuple[str, ...]
     build_ms: float
-    cased: dict[str, str]
-    """How the screen writes a name's words ("grandma": "Grandma"): Whisper scores a sentence
-    written as it would write it."""
     meanings: tuple[Meaning | None, ...]
     """Each sentence's, in the same order (None: said alike with two meanings)."""
     frames: tuple[Frame, ...] = ()
@@ -486,9 +482,6 @@ def _index(sentences: tuple[str, ...]) -> frozenset[str]:
     return frozenset(sentences)
 
 
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
-
-
 def _spoken(name: str) -> str:
     return " ".join(words(name))
 
@@ -539,8 +532,7 @@ def closed_set(
             before, _, after = _fill(skeleton, slots, values).partition("{" + FRAME_SLOT + "}")
             frames[before.strip(), after.strip()] = None
     said = tuple(out)
-    cased = {w.casefold(): w for n in (*targets, *apps) for w in _WORD.findall(n)}
-    return SentenceSet(said, tuple(map(sounds, said)), (time.monotonic() - start) * 1000, cased,
+    return SentenceSet(said, tuple(map(sounds, said)), (time.monotonic() - start) * 1000,
                        tuple(out.values()), tuple(frames))
 
 
