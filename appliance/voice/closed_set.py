@@ -17,7 +17,7 @@ filled in once per screen (`closed_set`, cached on the names).
 Each sentence keeps its meaning (the intent and the slot values its words carry), so that the
 pipeline can tell a sentence said in full ("tick urgent", which only "... box" or "... button"
 can follow) from one that may go on to mean more ("scroll down" -> "scroll down in contacts").
-A sentence that another template says with another meaning, in any wording, listed or not, has
+A sentence that another template says with another meaning, in a wording listed or not, has
 none ("read message": the element named Message, or the content).
 """
 
@@ -271,9 +271,8 @@ def skeletons() -> dict[str, Meaning | None]:
 
 @cache
 def _unlisted_meanings() -> dict[str, Meaning | None]:
-    """What the sentences without a screen's name mean in every wording, listed or not: a
-    listed "read message" (the element named Message) is also the unlisted wording "read
-    message" of reading the content, which the planner takes; once per process."""
+    """What sentences without a screen's name mean in every alternative's wordings, listed or
+    not ("read message" also reads the content, as the planner takes it); once per process."""
     out: dict[str, Meaning | None] = {}
     for text, meaning in _expanded(wide=True):
         if "{" not in text:
