@@ -167,9 +167,10 @@ class _Expander:
 
     def _sequence(self, items: Sequence[Expression], limit: int) -> list[Said]:
         parts = [self.expand(item, limit) for item in items]
+        ranks = [_wording_ranks(part) for part in parts]
         out: dict[str, Slots] = {}
         for chosen in itertools.islice(_commonest_first(parts), limit):
-            for said in _each_meaning(parts, chosen):
+            for said in _each_meaning(parts, ranks, chosen):
                 out.setdefault(_join(t for t, _ in said), tuple(x for _, s in said for x in s))
         return list(out.items())
 
@@ -200,15 +201,15 @@ class _Expander:
         return out if self.terse else out[: LIST_VALUES.get(ref.list_name, len(out))]
 
 
-def _each_meaning(parts: list[list[Said]], chosen: tuple[Said, ...]) -> Iterator[tuple[Said, ...]]:
+def _each_meaning(parts: list[list[Said]], ranks: list[dict[Said, int]],
+                  chosen: tuple[Said, ...]) -> Iterator[tuple[Said, ...]]:
     """`chosen`, and it with each part's value swapped for every other value of the part in the
     same rank of wording: a capped product reaches a list's later values in fewer ways ("set
     the volume to the maximum" kept, "... minimum" not), though people say them alike."""
     yield chosen
-    for i, (part, said) in enumerate(zip(parts, chosen, strict=True)):
+    for i, (part, rank, said) in enumerate(zip(parts, ranks, chosen, strict=True)):
         if not said[1] or said[1][-1][0] in LIST_VALUES:  # keys: listed tersely (TERSE_INTENTS)
             continue
-        rank = _wording_ranks(part)
         for other in part:
             if other[1] != said[1] and rank[other] == rank[said]:
                 yield (*chosen[:i], other, *chosen[i + 1:])
