@@ -7,6 +7,7 @@ from appliance.desktop.describe import describe_element, describe_screen, descri
 from appliance.desktop.marks import Marks
 from appliance.desktop.model import Risk, Snapshot
 from appliance.desktop.roles import BUTTON_ROLES, TEXT_ROLES
+from appliance.intents.keys import letters_alike
 from appliance.intents.model import (
     Activate,
     OpenApp,
@@ -143,7 +144,13 @@ def _unnamed(step: Step) -> Step:
 
 
 def declined(intent_step: Step | None) -> str:
-    return f"Okay, I won't {verb(intent_step)}." if intent_step else "Okay, cancelled."
+    if intent_step is None:
+        return "Okay, cancelled."
+    said = f"Okay, I won't {verb(intent_step)}."
+    if isinstance(intent_step, PressKey) and letters_alike(intent_step.key):
+        # The letter was likely misheard for one that rhymes with it: say how to be sure.
+        said += " A letter is heard surely as in the spelling alphabet: charlie for C."
+    return said
 
 
 def answer_text(verdict: Verdict, snapshot: Snapshot, changed_from: Snapshot | None = None) -> str:

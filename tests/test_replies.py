@@ -17,7 +17,7 @@ from appliance.intents.model import (
     TypeText,
 )
 from appliance.policy.validator import ResolvedStep
-from appliance.replies import did, verb
+from appliance.replies import declined, did, verb
 
 
 def _on(step: Step, name: str, role: str = "push button") -> ResolvedStep:
@@ -69,3 +69,12 @@ def test_hidden_words_are_not_said() -> None:
         "Typed into PIN.")
     assert did(_on(SetValue(target="Name", value="Ann"), "Name", "combo box"), hidden=True) == (
         "Set Name.")
+
+
+def test_a_letter_key_declined_is_answered_with_how_to_say_it_surely() -> None:
+    """A letter asked about was likely misheard for one that rhymes with it ("z" for "c")."""
+    assert declined(PressKey(key="z", modifiers=("ctrl",))) == (
+        "Okay, I won't press control Z. A letter is heard surely as in the spelling alphabet: "
+        "charlie for C.")
+    assert declined(PressKey(key="Return")) == "Okay, I won't press enter."
+    assert declined(None) == "Okay, cancelled."

@@ -30,6 +30,24 @@ NAMED_KEYS: dict[str, str] = {
     "slash": "slash",
 }
 
+PHONETIC: dict[str, str] = {
+    word: word[0] for word in (
+        "alpha", "alfa", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel",
+        "india", "juliet", "juliett", "kilo", "lima", "mike", "november", "oscar", "papa",
+        "quebec", "romeo", "sierra", "tango", "uniform", "victor", "whiskey", "x ray", "xray",
+        "yankee", "zulu")
+}
+"""The spelling alphabet's words for letters ("control charlie"): no two sound alike, as "c"
+and "z" do. Only after a modifier, since "Mike" or "Oscar" may be a name on the screen."""
+
+LETTERS_ALIKE = ("bcdegptvz", "ahjk", "fsx", "lmn", "iy", "quw")
+"""Letters whose English names rhyme ("see", "zee", "tee"): the ones a recogniser confuses."""
+
+
+def letters_alike(letter: str) -> str:
+    """The other letters whose names sound like `letter`'s ("bdegptvz" for "c"), or none."""
+    return next((group.replace(letter, "") for group in LETTERS_ALIKE if letter in group), "")
+
 
 @cache
 def key_names() -> dict[str, str]:

@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 from rapidfuzz import fuzz
 
+from appliance.intents.keys import letters_alike
 from appliance.settings import WakeCheckName
 from appliance.voice.closed_set import SentenceSet, values_named
 from appliance.voice.doubt import heard_clearly
@@ -77,6 +78,12 @@ scripts/closed_set_sweep.py): without it 188 acted right at once, 7 wrong unaske
 and 13 more right after a yes, 1 question about the wrong thing, still 7 wrong unasked. A lower
 FLOOR (-2.1: 191 right at once) took "read me messages" for espeak's "read my messages", which
 the open path hears right; -2.8: 200 right but 8 wrong unasked."""
+LETTER_MARGIN = 0.5
+"""A key taken as a letter Whisper wrote is asked about when a letter whose name rhymes with it
+scores within this of it. On the tuning part's "press control c" (12 voices, 5 conditions) the
+wrong letter led the right one by at most 0.43, and the right one led by 0 to 0.9 (Piper 0.7 to
+0.9). press_key, all 240 items (scripts/voice_families.py press_key): right at once 150 -> 123,
+wrong keys pressed unasked 11 -> 1 (Ctrl+A: "a" rhymes with no "c"), right after a yes 23 -> 50."""
 WAKE_MARGIN = -6.0
 """The second opinion on the wake phrase: Whisper's mean token log-probability of "Juniper"
 forced after "Hey" at the start of the audio (no prompt) may be at most this far below that of
@@ -465,10 +472,13 @@ class ClosedWhisperRecognizer:
             # opposite action, done without a question. Open, the validator asks first.
             return Heard(lead + command, "open", wake, greedy, None, None, "", math.exp(logprob),
                          evidence)
+        wake_text = self.wake_phrase.title() + ", " if wake else ""
         if command in sentences and logprob >= MIN_AVG_LOGPROB:
-            # Heard freely as a sentence of the set: nothing to weigh it against.
+            # Heard freely as a sentence of the set: nothing to weigh it against but the
+            # letters that sound like a letter it names.
             return Heard(lead + command, "closed", wake, greedy, None, None, command,
-                         math.exp(logprob), evidence)
+                         math.exp(logprob), evidence,
+                         doubtful=self._letter_rivalled(fixed, command, sentences, wake_text))
         # With the screen's names in the prompt Whisper spells them better ("click send", not
         # "click and"), and invents them more: that decode only proposes sentences, which are
         # scored without it, and is the open transcript, as on the open path.
@@ -490,7 +500,6 @@ class ClosedWhisperRecognizer:
         dictated = screen_command if screen_logprob >= MIN_AVG_LOGPROB else command
         framed = [s for s in sentences.framed(dictated, FRAMED) if s not in shortlist]
         shortlist += framed
-        wake_text = self.wake_phrase.title() + ", " if wake else ""
         # Every sentence is written as Whisper wrote freely: the screen's prompt capitalizes
         # its words as names ("Click Send."), and so does the screen ("Send", "Urgent"),
         # where Whisper writes "click send.", which scores 0.3-0.5 higher.
@@ -522,8 +531,10 @@ class ClosedWhisperRecognizer:
             best, score = shortlist[i], scores[1 + i]
             sure = score >= max(FLOOR, greedy_score - MARGIN)
             if sure or score >= max(ASK_FLOOR, greedy_score - ASK_MARGIN):
+                doubtful = not (sure and may_act) or self._letter_rivalled(
+                    fixed, best, sentences, wake_text)
                 return Heard(lead + best, "closed", wake, greedy, score, greedy_score, best,
-                             math.exp(score), evidence, doubtful=not (sure and may_act))
+                             math.exp(score), evidence, doubtful=doubtful)
         # Open transcription, filtered as the open path filters it (stt_whisper.py). The
         # screen's decode first; when Whisper doubts it, the fixed prompt's ("type good night"
         # heard right there, its screen decode too unsure to keep: the command was lost).
@@ -533,6 +544,32 @@ class ClosedWhisperRecognizer:
                              math.exp(said_logprob), evidence)
         return Heard(lead, "open", wake, greedy, score, greedy_score, best,
                      math.exp(screen_logprob), evidence, not_caught=wake)
+
+    def _letter_rivalled(self, fixed: _FixedPass, sentence: str, sentences: SentenceSet,
+                         lead: str) -> bool:
+        """Whether a key the sentence names by a letter has a rival letter of the set, its name
+        alike, that Whisper scores within LETTER_MARGIN of it ("press control z", written for
+        espeak-ng's "c", where "c" scores 0.6 lower)."""
+        said = sentence.split()
+        keys = sentences.keys_said(sentence)
+        for i, letter in enumerate(said):
+            if letter not in keys:
+                continue
+            rivals = [rival for rival in (" ".join([*said[:i], other, *said[i + 1:]])
+                                          for other in letters_alike(letter))
+                      if rival in sentences]
+            if not rivals:
+                continue
+            # Each rival's letter cased as Whisper cased this one, so only the sound differs.
+            upper = letter.upper() in _WORD.findall(fixed.text)
+            texts = [written(sentence, fixed.text, lead)] + [
+                written(rival, f"{fixed.text} {rival.split()[i].upper() if upper else ''}", lead)
+                for rival in rivals]
+            scores = self.scorer.score(fixed.encoded, fixed.frames, self._plain, [
+                self.scorer.tokenizer.encode(" " + text) for text in texts])
+            if max(scores[1:]) >= scores[0] - LETTER_MARGIN:
+                return True
+        return False
 
     def _woken(self, fixed: _FixedPass) -> _FixedPass:
         """The fixed pass as if it had written the wake phrase the spotter heard: Whisper's

@@ -14,7 +14,7 @@ from hassil.intents import SlotList
 from appliance.desktop.model import Snapshot
 from appliance.desktop.resolve import ROLE_WORDS
 from appliance.intents.grammar.wording import words
-from appliance.intents.keys import MODIFIERS, key_names
+from appliance.intents.keys import MODIFIERS, PHONETIC, key_names
 from appliance.words.numbers import spoken_digits
 from appliance.words.symbols import spelled_symbols
 
@@ -33,11 +33,13 @@ def _plain_list(name: str, pairs: Iterable[tuple[str, Any]]) -> TextSlotList:
 
 @cache
 def fixed_lists() -> dict[str, SlotList]:
-    """The lists that are the same on every screen: role words, keys, modifiers."""
+    """The lists that are the same on every screen: role words, keys, modifiers, the spelling
+    alphabet."""
     return {
         "role": _plain_list("role", ((w, w) for w in ROLE_WORDS)),
         "key": _plain_list("key", key_names().items()),
         "modifier": _plain_list("modifier", MODIFIERS.items()),
+        "phonetic": _plain_list("phonetic", PHONETIC.items()),
     }
 
 
