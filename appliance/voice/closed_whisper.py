@@ -549,7 +549,7 @@ class ClosedWhisperRecognizer:
                          lead: str) -> bool:
         """Whether a key the sentence names by a letter has a rival letter of the set, its name
         alike, that Whisper scores within LETTER_MARGIN of it ("press control z", written for
-        espeak-ng's "c", where "c" scores 0.6 lower)."""
+        espeak-ng's "c", which scored 0.01 to 0.43 lower)."""
         said = sentence.split()
         keys = sentences.keys_said(sentence)
         for i, letter in enumerate(said):
