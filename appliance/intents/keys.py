@@ -46,6 +46,8 @@ LETTERS_ALIKE = ("bcdegptvz", "ahjk", "fsx", "lmn", "iy", "quw")
 
 def letters_alike(letter: str) -> str:
     """The other letters whose names sound like `letter`'s ("bdegptvz" for "c"), or none."""
+    if len(letter) != 1:
+        return ""
     return next((group.replace(letter, "") for group in LETTERS_ALIKE if letter in group), "")
 
 

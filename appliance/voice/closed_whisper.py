@@ -555,16 +555,15 @@ class ClosedWhisperRecognizer:
         for i, letter in enumerate(said):
             if letter not in keys:
                 continue
-            rivals = [rival for rival in (" ".join([*said[:i], other, *said[i + 1:]])
-                                          for other in letters_alike(letter))
-                      if rival in sentences]
+            rivals = {other: rival for other in letters_alike(letter)
+                      if (rival := " ".join([*said[:i], other, *said[i + 1:]])) in sentences}
             if not rivals:
                 continue
             # Each rival's letter cased as Whisper cased this one, so only the sound differs.
             upper = letter.upper() in _WORD.findall(fixed.text)
             texts = [written(sentence, fixed.text, lead)] + [
-                written(rival, f"{fixed.text} {rival.split()[i].upper() if upper else ''}", lead)
-                for rival in rivals]
+                written(rival, f"{fixed.text} {other.upper() if upper else ''}", lead)
+                for other, rival in rivals.items()]
             scores = self.scorer.score(fixed.encoded, fixed.frames, self._plain, [
                 self.scorer.tokenizer.encode(" " + text) for text in texts])
             if max(scores[1:]) >= scores[0] - LETTER_MARGIN:
