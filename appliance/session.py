@@ -132,12 +132,10 @@ class Session:
         engine: str = "text",
         confidence: float | None = None,
         timings: dict[str, float] | None = None,
-        heard_clearly: bool = True,
+        doubt: str = "",
     ) -> TurnReport:
-        """`heard_clearly` False: the recogniser may have misheard, so acting needs a yes."""
-        return self._utterance(
-            text, None, trigger, (engine, confidence, timings or {}), heard_clearly
-        )
+        """`doubt`: why the recogniser may have misheard (voice/doubt.py); acting needs a yes."""
+        return self._utterance(text, None, trigger, (engine, confidence, timings or {}), doubt)
 
     def choose(self, intent: Intent, words: str, trigger: str = "switch") -> TurnReport:
         """Run an intent picked without words (a switch press, a scan selection) the way `say`
@@ -150,10 +148,10 @@ class Session:
         chosen: Intent | None,
         trigger: str,
         heard: tuple[str, float | None, dict[str, float]],
-        heard_clearly: bool = True,
+        doubt: str = "",
     ) -> TurnReport:
         try:
-            return self._run(text, chosen, trigger, heard, heard_clearly)
+            return self._run(text, chosen, trigger, heard, doubt)
         finally:
             # Every outcome is recorded by now, or never will be by this session (it failed
             # half-way): either way no action of this utterance is under way any more.
@@ -167,7 +165,7 @@ class Session:
         chosen: Intent | None,
         trigger: str,
         heard: tuple[str, float | None, dict[str, float]],
-        heard_clearly: bool,
+        doubt: str,
     ) -> TurnReport:
         # Read the journal once per utterance: its tail and the settings.
         self._recent = self.journal.recent_turns()
@@ -192,7 +190,7 @@ class Session:
         else:
             plan = Plan(intent=chosen, planner=trigger)
         notices.extend(plan.notes)
-        args = (text, plan, trigger, snapshot, heard, heard_clearly)
+        args = (text, plan, trigger, snapshot, heard, doubt)
         report = None
         for _attempt in range(CONFLICT_ATTEMPTS):
             report = self._dispatch(pending, *args)
@@ -235,7 +233,7 @@ class Session:
         trigger: str,
         snapshot: Snapshot,
         heard: tuple[str, float | None, dict[str, float]],
-        heard_clearly: bool,
+        doubt: str,
     ) -> TurnReport | None:
         """Answer the open question or run a new turn; None when another process answered,
         declined or timed out the question before this answer was recorded."""
@@ -249,7 +247,7 @@ class Session:
             return self._answer(pending, text, plan, kind == "confirm", heard, by)
         if pending is not None:  # a new command replaces the open question
             change_shared(self.journal, pending, is_open, replace_question)
-        return self._new_turn(text, trigger, plan, snapshot, heard, heard_clearly)
+        return self._new_turn(text, trigger, plan, snapshot, heard, doubt)
 
     def _claim(self, pending: Turn) -> bool:
         """Record an answer's first events, before anything is done; False when another process
@@ -318,10 +316,10 @@ class Session:
         plan: Plan,
         snapshot: Snapshot,
         heard: tuple[str, float | None, dict[str, float]],
-        heard_clearly: bool,
+        doubt: str,
     ) -> TurnReport:
         verdict = validate(
-            plan.intent, snapshot, self._settings, self._unconfirmed(), heard_clearly,
+            plan.intent, snapshot, self._settings, self._unconfirmed(), doubt,
             self._marks,
         )
         turn = Turn(trigger=trigger, device=self.device)

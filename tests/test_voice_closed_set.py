@@ -15,6 +15,7 @@ from typing import Any, get_args
 import numpy as np
 import pytest
 
+from appliance.audit.timeline import timeline
 from appliance.bench.spoken.corpus import clean_speech
 from appliance.bench.spoken.outcome import scene_path
 from appliance.bench.spoken.voices import Voice
@@ -23,6 +24,7 @@ from appliance.intents.grammar.planner import GrammarPlanner
 from appliance.intents.grammar.targets import ASK_FROM
 from appliance.intents.grammar.wording import words
 from appliance.journal.application import Journal
+from appliance.policy.validator import HEARD_DOUBTFULLY
 from appliance.session import TurnReport
 from appliance.settings import Settings, WakeCheckName
 from appliance.voice import closed_whisper
@@ -41,6 +43,7 @@ from appliance.voice.closed_whisper import (
     written,
 )
 from appliance.voice.commands import VoiceOptions, engines, run_voice, speech_pcm
+from appliance.voice.doubt import Doubt
 from appliance.voice.engines import Engines
 from appliance.voice.session_sink import SessionSink
 from appliance.voice.sink import Reply, ScreenNames, Utterance, screen_names_of, vocabulary_of
@@ -385,6 +388,7 @@ def test_a_letter_whisper_may_have_mixed_up_with_an_alike_one_is_asked_about(
     LETTER_MARGIN; without that weighing most of these are pressed wrong, unasked."""
     messages = sentences("messages")
     wrong_unasked = dict.fromkeys((-math.inf, LETTER_MARGIN), 0)
+    asked_as_alike = 0
     for name, rate, pitch in LETTER_VOICES:
         voice = Voice(engine="espeak", name=name, rate=rate, pitch=pitch)
         for letter in "ctp":
@@ -396,7 +400,11 @@ def test_a_letter_whisper_may_have_mixed_up_with_an_alike_one_is_asked_about(
                 wrong_unasked[margin] += (
                     heard.path == "closed" and not heard.doubtful
                     and bool(messages.keys_said(command)) and command != f"press control {letter}")
+                # Why it asks, for the caregiver's trace: "... C may have been Z or T".
+                asked_as_alike += heard.doubt.startswith(f"{Doubt.LETTER_ALIKE}: ")
     assert wrong_unasked[-math.inf] >= 4 and wrong_unasked[LETTER_MARGIN] == 0, wrong_unasked
+    # Each letter taken wrong without the weighing is asked about as a letter alike with it.
+    assert asked_as_alike >= wrong_unasked[-math.inf], asked_as_alike
 
 
 def test_a_letter_in_the_spelling_alphabet_is_heard_and_pressed(
@@ -939,8 +947,8 @@ def test_a_doubtful_closed_set_sentence_is_taken_with_doubt(
 ) -> None:
     words = vocabulary_of(names(SCENES["messages"]))
     heard = recognizer.hear(_unsure_tick_urgent(), sentences("messages"), words)
-    assert (heard.path, heard.doubtful, heard.text) == ("closed", True,
-                                                       "hey juniper tick urgent"), heard
+    assert (heard.path, heard.doubt, heard.text) == ("closed", Doubt.LESS_SURE,
+                                                    "hey juniper tick urgent"), heard
     sure = recognizer.hear(segment("hey juniper, tick urgent", "piper"), sentences("messages"),
                            words)
     assert (sure.path, sure.doubtful) == ("closed", False), sure
@@ -977,6 +985,11 @@ def test_a_doubtful_closed_set_command_asks_before_it_acts(tmp_path: Path, loade
                           VoiceOptions(recognizer="closed", mute_while_speaking=False))
         if reports and reports[0].decision == "needs_confirmation":
             assert reports[0].spoken == "Did you mean tick Urgent? Say yes or no.", reports
+            # The caregiver's trace says why it asked.
+            asked = timeline(Journal(str(tmp_path / f"journal{n}.sqlite")),
+                             turn=reports[0].turn_id)
+            assert f"{HEARD_DOUBTFULLY}: {Doubt.LESS_SURE}" in next(
+                r["detail"] for r in asked if r["event"] == "Validated"), asked
             assert [r.decision for r in reports] == ["needs_confirmation", "executed"], (
                 stats.heard)
             assert "checked" in _element(scene, "Urgent").states

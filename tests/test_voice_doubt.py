@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from appliance.audit.timeline import timeline
 from appliance.journal.application import Journal
 from appliance.session import Session, TurnReport
 from appliance.settings import Settings
 from appliance.voice.commands import engines, run_voice
-from appliance.voice.doubt import heard_clearly
+from appliance.voice.doubt import Doubt, doubt_of, heard_clearly, letter_alike
 from appliance.voice.session_sink import SessionSink
+from appliance.voice.sink import Utterance
 from appliance.voice.sources import WavSource
 from appliance.wiring import build_planner, opened_desktop
 from tests.test_switch_talk import audio, element, scene
@@ -29,16 +31,31 @@ def test_a_command_cannot_begin_with_and() -> None:
     assert heard_clearly("select grandma and then click send")
 
 
+def test_the_doubt_of_an_utterance_is_its_words_or_its_recognisers() -> None:
+    assert doubt_of(Utterance("and tick urgent", "whisper", 0.9)) == Doubt.BEGAN_WITH_AND
+    assert doubt_of(Utterance("tick urgent", "closed:whisper", 0.4,
+                              doubt=Doubt.LESS_SURE)) == Doubt.LESS_SURE
+    assert doubt_of(Utterance("tick urgent", "closed:whisper", 0.9)) == ""
+    assert letter_alike("c", ["z", "t"]) == (
+        "the letter named sounds like another: C may have been T or Z")
+
+
 def test_a_doubtful_command_asks_before_it_acts(tmp_path: Path, scene: Path) -> None:
     journal = Journal(str(tmp_path / "journal.sqlite"))
     planner = build_planner(Settings(llm="off"))
     urgent_before = "checked" in element(scene, "Urgent").states
     with opened_desktop(f"sim:{scene}") as desktop:
         report = Session(journal, desktop, planner).say(
-            "and untick urgent", heard_clearly=False
+            "and untick urgent", doubt=Doubt.BEGAN_WITH_AND
         )
     assert report.decision == "needs_confirmation"
     assert report.spoken == "Did you mean untick Urgent? Say yes or no."
+    # The caregiver's trace says why it asked; the spoken question does not need to.
+    validated = next(r for r in timeline(journal, turn=report.turn_id)
+                     if r["event"] == "Validated")
+    assert validated["detail"].endswith(
+        "unsure what was meant; heard doubtfully: it began with 'and', often a misheard 'un'"
+    ), validated
     assert ("checked" in element(scene, "Urgent").states) == urgent_before
     with opened_desktop(f"sim:{scene}") as desktop:
         answer = Session(journal, desktop, planner).say("yes")

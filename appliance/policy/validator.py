@@ -52,6 +52,8 @@ SURE_MATCH = 0.85  # a name this close means that element, even if its role does
 RIVAL_MARGIN = 0.1  # a fuzzy guess must beat the next different name by this much
 
 UNSURE = "unsure what was meant"
+HEARD_DOUBTFULLY = "heard doubtfully"
+"""Followed by why (voice/doubt.py): the caregiver's trace says why the appliance asked."""
 HIDDEN_WORDS = f"{REDACTED} (typed into a hidden field)"
 """What is journaled and printed instead of an utterance that carried a secret."""
 
@@ -119,14 +121,15 @@ def validate(
     snapshot: Snapshot,
     settings: Settings,
     recent_unconfirmed: int = 0,
-    heard_clearly: bool = True,
+    doubt: str = "",
     marks: Marks | None = None,
 ) -> Verdict:
     """Decide what may happen with a proposal on this screen under these settings.
 
-    `heard_clearly` False: the words may be misheard (see appliance/voice/doubt.py), so anything
-    that would act asks first. `marks`: the numbers or grid the person sees."""
-    verdict = _judge(proposal, snapshot, settings, recent_unconfirmed, heard_clearly, marks)
+    `doubt`: why the words may be misheard (appliance/voice/doubt.py); anything that would act
+    then asks first, and the doubt is kept among the reasons. `marks`: the numbers or grid the
+    person sees."""
+    verdict = _judge(proposal, snapshot, settings, recent_unconfirmed, doubt, marks)
     if verdict.intent is None:
         return verdict
     hidden = secret_steps(verdict.intent, verdict.steps, snapshot)
@@ -187,7 +190,7 @@ def _judge(
     snapshot: Snapshot,
     settings: Settings,
     recent_unconfirmed: int,
-    heard_clearly: bool,
+    doubt: str,
     marks: Marks | None = None,
 ) -> Verdict:
     if proposal is None:
@@ -211,7 +214,7 @@ def _judge(
         if picked is None:  # a cell of the grid, to look closer: nothing is done yet
             return Verdict("show", intent=intent)
         return _weighed(intent, [picked[0]], picked[1], settings, recent_unconfirmed,
-                        heard_clearly)
+                        doubt)
     if intent.confidence < REJECT_BELOW:
         return Verdict(
             "reject", reasons=("I'm not sure what you meant. Please say it again.",), intent=intent
@@ -236,7 +239,7 @@ def _judge(
 
     if all(s.action is None for s in steps):
         return Verdict("answer", steps=tuple(steps), intent=intent)
-    return _weighed(intent, steps, confidence, settings, recent_unconfirmed, heard_clearly)
+    return _weighed(intent, steps, confidence, settings, recent_unconfirmed, doubt)
 
 
 def _weighed(
@@ -245,7 +248,7 @@ def _weighed(
     confidence: float,
     settings: Settings,
     recent_unconfirmed: int,
-    heard_clearly: bool,
+    doubt: str,
 ) -> Verdict:
     """Resolved steps weighed by risk, certainty and the rate limit: act, ask or refuse."""
     risk = highest([s.risk for s in steps])
@@ -263,8 +266,10 @@ def _weighed(
         )
     if risk != Risk.harmless:
         reasons.append(f"{risk.value} action")
-    if confidence < CONFIRM_BELOW or not heard_clearly:
+    if confidence < CONFIRM_BELOW or doubt:
         reasons.append(UNSURE)
+    if doubt:
+        reasons.append(f"{HEARD_DOUBTFULLY}: {doubt}")
     if recent_unconfirmed >= settings.max_unconfirmed_per_minute:
         reasons.append("many actions in the last minute")
     outcome: Decision = "confirm" if reasons else "execute"

@@ -71,7 +71,7 @@ class SessionBenchSink(BenchSink):
         import shutil
 
         from appliance.desktop.sim import SimDesktop
-        from appliance.voice.doubt import acts_unasked
+        from appliance.voice.doubt import doubt_of
         from appliance.wiring import new_session
 
         self.heard.append(utterance)
@@ -80,7 +80,7 @@ class SessionBenchSink(BenchSink):
         report = new_session(self._journal, desktop, self._planner).say(
             utterance.text, trigger="voice", engine=utterance.engine,
             confidence=utterance.confidence, timings=utterance.timings,
-            heard_clearly=acts_unasked(utterance),
+            doubt=doubt_of(utterance),
         )
         self.decisions.append(str(report.decision))
         return Reply(report.turn_id, report.spoken, False)

@@ -33,7 +33,7 @@ from rapidfuzz import fuzz
 from appliance.intents.keys import letters_alike
 from appliance.settings import WakeCheckName
 from appliance.voice.closed_set import SentenceSet, values_named
-from appliance.voice.doubt import heard_clearly
+from appliance.voice.doubt import Doubt, heard_clearly, letter_alike
 from appliance.voice.stt_whisper import (
     MAX_COMPRESSION_RATIO,
     MAX_TOKENS,
@@ -208,11 +208,15 @@ class Heard:
     best: str = ""  # the best sentence of the set, taken or not
     confidence: float | None = None  # e^(mean token log-probability) of the text given
     evidence: WakeEvidence | None = None  # the second opinion's, when the fixed pass heard it
-    doubtful: bool = False  # the closed set's sentence, taken with doubt: act only after a yes
+    doubt: str = ""  # why the closed set's sentence was taken with doubt: act only after a yes
     not_caught: bool = False  # the wake phrase, then words too doubtful to pass on
     spot: float | None = None  # the wake spotter's log-odds, when the rule has one
     window_s: float = FULL_WINDOW / 100  # the encoder's window this was heard through
     framed: bool = False  # a dictation sentence: the template's words around Whisper's
+
+    @property
+    def doubtful(self) -> bool:
+        return bool(self.doubt)
 
 
 @dataclass
@@ -478,7 +482,7 @@ class ClosedWhisperRecognizer:
             # letters that sound like a letter it names.
             return Heard(lead + command, "closed", wake, greedy, None, None, command,
                          math.exp(logprob), evidence,
-                         doubtful=self._letter_rivalled(fixed, command, sentences, wake_text))
+                         doubt=self._letter_rivalled(fixed, command, sentences, wake_text))
         # With the screen's names in the prompt Whisper spells them better ("click send", not
         # "click and"), and invents them more: that decode only proposes sentences, which are
         # scored without it, and is the open transcript, as on the open path.
@@ -531,10 +535,10 @@ class ClosedWhisperRecognizer:
             best, score = shortlist[i], scores[1 + i]
             sure = score >= max(FLOOR, greedy_score - MARGIN)
             if sure or score >= max(ASK_FLOOR, greedy_score - ASK_MARGIN):
-                doubtful = not (sure and may_act) or self._letter_rivalled(
-                    fixed, best, sentences, wake_text)
+                doubt = (Doubt.LESS_SURE if not sure else Doubt.VALUE_NOT_HEARD if not may_act
+                         else self._letter_rivalled(fixed, best, sentences, wake_text))
                 return Heard(lead + best, "closed", wake, greedy, score, greedy_score, best,
-                             math.exp(score), evidence, doubtful=doubtful)
+                             math.exp(score), evidence, doubt=doubt)
         # Open transcription, filtered as the open path filters it (stt_whisper.py). The
         # screen's decode first; when Whisper doubts it, the fixed prompt's ("type good night"
         # heard right there, its screen decode too unsure to keep: the command was lost).
@@ -546,10 +550,10 @@ class ClosedWhisperRecognizer:
                      math.exp(screen_logprob), evidence, not_caught=wake)
 
     def _letter_rivalled(self, fixed: _FixedPass, sentence: str, sentences: SentenceSet,
-                         lead: str) -> bool:
-        """Whether a key the sentence names by a letter has a rival letter of the set, its name
-        alike, that Whisper scores within LETTER_MARGIN of it ("press control z", written for
-        espeak-ng's "c", which scored 0.01 to 0.43 lower)."""
+                         lead: str) -> str:
+        """Why a key the sentence names by a letter is doubtful ("": it is not): a rival letter
+        of the set, its name alike, that Whisper scores within LETTER_MARGIN of it ("press
+        control z", written for espeak-ng's "c", which scored 0.01 to 0.43 lower)."""
         said = sentence.split()
         keys = sentences.keys_said(sentence)
         for i, letter in enumerate(said):
@@ -566,9 +570,11 @@ class ClosedWhisperRecognizer:
                 for other, rival in rivals.items()]
             scores = self.scorer.score(fixed.encoded, fixed.frames, self._plain, [
                 self.scorer.tokenizer.encode(" " + text) for text in texts])
-            if max(scores[1:]) >= scores[0] - LETTER_MARGIN:
-                return True
-        return False
+            close = [other for other, score in zip(rivals, scores[1:], strict=True)
+                     if score >= scores[0] - LETTER_MARGIN]
+            if close:
+                return letter_alike(letter, close)
+        return ""
 
     def _woken(self, fixed: _FixedPass) -> _FixedPass:
         """The fixed pass as if it had written the wake phrase the spotter heard: Whisper's
@@ -599,7 +605,7 @@ class ClosedWhisperRecognizer:
         return Transcript(
             heard.text.strip(), heard.confidence, (time.monotonic() - start) * 1000,
             len(pcm) / 2 / RATE,
-            engine=f"{heard.path}:whisper", wake=heard.wake, doubtful=heard.doubtful,
+            engine=f"{heard.path}:whisper", wake=heard.wake, doubt=heard.doubt,
             not_caught=heard.not_caught,
             # A sure sentence of the set that nothing the screen allows goes on from.
             said_in_full=(heard.path == "closed" and not heard.doubtful

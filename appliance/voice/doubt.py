@@ -1,4 +1,5 @@
-"""Transcripts whose meaning a small recogniser may have flipped.
+"""Why a recogniser's words may be misheard: each doubt makes acting need a yes, and is kept in
+the turn's reasons, so a caregiver replaying the day sees why the appliance asked.
 
 Whisper tiny.en hears "uncheck urgent" as "and check Urgent" and "untick" as "and tick": the
 opposite action. A command cannot begin with "and", so one that does may only act after a yes
@@ -7,8 +8,26 @@ opposite action. A command cannot begin with "and", so one that does may only ac
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from enum import StrEnum
+
 from appliance.voice.sink import Utterance
 from appliance.voice.wake import words
+
+
+class Doubt(StrEnum):
+    """The closed set's and the words' own doubts (appliance/voice/closed_whisper.py)."""
+
+    BEGAN_WITH_AND = "it began with 'and', often a misheard 'un'"
+    LESS_SURE = "the sentence was heard less surely than one acted on at once"
+    VALUE_NOT_HEARD = "the sentence names a value Whisper did not write"
+    LETTER_ALIKE = "the letter named sounds like another"
+
+
+def letter_alike(letter: str, rivals: Iterable[str]) -> str:
+    """LETTER_ALIKE with the letters it may have been ("C may have been Z or T")."""
+    others = " or ".join(r.upper() for r in sorted(rivals))
+    return f"{Doubt.LETTER_ALIKE}: {letter.upper()} may have been {others}"
 
 
 def heard_clearly(text: str) -> bool:
@@ -16,7 +35,7 @@ def heard_clearly(text: str) -> bool:
     return not (len(ws) > 1 and ws[0] == "and")
 
 
-def acts_unasked(utterance: Utterance) -> bool:
-    """Whether a turn may act on `utterance` without a yes: neither its words nor the
+def doubt_of(utterance: Utterance) -> str:
+    """Why a turn may not act on `utterance` without a yes ("": it may): its words or the
     recogniser's own doubt (the closed set's ask band) say it may be misheard."""
-    return heard_clearly(utterance.text) and not utterance.doubtful
+    return utterance.doubt if heard_clearly(utterance.text) else Doubt.BEGAN_WITH_AND

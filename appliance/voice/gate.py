@@ -151,7 +151,7 @@ class GateProcessor(FrameProcessor):
         if decision.kind == "command":
             engine = str(result.get("engine", "whisper"))
             utterance = Utterance(decision.text, engine, result.get("confidence"), timings,
-                                  doubtful=bool(result.get("doubtful")))
+                                  doubt=str(result.get("doubt", "")))
             await self.push_frame(CommandFrame(utterance=utterance))
             return
         if decision.kind == "ignored":

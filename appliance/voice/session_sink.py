@@ -12,7 +12,7 @@ from appliance.intents.planner import Planner
 from appliance.journal.application import Journal
 from appliance.journal.store import StoreError
 from appliance.session import TurnReport
-from appliance.voice.doubt import acts_unasked
+from appliance.voice.doubt import doubt_of
 from appliance.voice.sink import Reply, ScreenNames, Utterance, screen_names_of, vocabulary_of
 from appliance.wiring import new_session
 
@@ -59,7 +59,7 @@ class SessionSink:
                     engine=utterance.engine,
                     confidence=utterance.confidence,
                     timings=utterance.timings,
-                    heard_clearly=acts_unasked(utterance),
+                    doubt=doubt_of(utterance),
                 )
         except StoreError:
             # The journal is the record of what happened: without it, do nothing and say so.

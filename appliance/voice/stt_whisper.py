@@ -59,7 +59,7 @@ class Transcript:
     audio_s: float
     engine: str = "whisper"  # which path heard it: "whisper", "closed:whisper", "open:whisper"
     wake: bool | None = None  # a screen-independent wake decision, when the path makes one
-    doubtful: bool = False  # the recogniser itself doubts the text: acting on it needs a yes
+    doubt: str = ""  # why the recogniser itself doubts the text: acting on it needs a yes
     not_caught: bool = False  # the wake phrase, then words too doubtful to pass on
     said_in_full: bool = False  # a command nothing can follow: the VAD need not wait it out
 
@@ -263,8 +263,8 @@ class WhisperSTTService(STTService):
         }
         if result.wake is not None:
             heard["wake"] = result.wake
-        if result.doubtful:
-            heard["doubtful"] = True
+        if result.doubt:
+            heard["doubt"] = result.doubt
         if result.not_caught:
             heard["not_caught"] = True
         return TranscriptionFrame(result.text, "", time_now_iso8601(), result=heard)
