@@ -19,6 +19,7 @@ from appliance.intents.model import (
     TypeText,
 )
 from appliance.limits import MAX_SPOKEN_CHARS, clip
+from appliance.policy.doubts import Doubt, doubt_reason
 from appliance.policy.validator import UNSURE, ResolvedStep, Verdict
 
 KEY_WORDS = {
@@ -74,13 +75,15 @@ def _did(step: ResolvedStep, hidden: bool) -> str:
     return f"{phrase[1]} {phrase[2]}." if phrase else "Done."
 
 
-def verb(step: Step) -> str:
-    """Infinitive for questions: 'send', 'type into PIN', 'tick Urgent'."""
+def verb(step: Step, words: bool = False) -> str:
+    """Infinitive for questions: 'send', 'type into PIN', 'tick Urgent'; `words`: with the words
+    to type ('type see you soon into Message')."""
     name = getattr(step, "target", None) or ""
     if isinstance(step, Activate) and len(name.split()) <= 3:
         return name.lower()
     if isinstance(step, TypeText):
-        return f"type into {name}" if name else "type that"
+        said = f"type {step.text}" if words and step.text else "type"
+        return f"{said} into {name}" if name else ("type that" if said == "type" else said)
     if isinstance(step, SetValue) and not isinstance(step.value, bool):
         return f"set {name}"
     phrase = _phrase(step, name)
@@ -122,8 +125,11 @@ def confirmation(verdict: Verdict, steps: tuple[ResolvedStep, ...] | None = None
     hidden = verdict.hidden if steps is None else frozenset()
     steps = steps if steps is not None else verdict.steps
     first = steps[0]
+    # Words to write heard unsurely are read back, unless they are secret or may be.
+    read_back = doubt_reason(Doubt.WORDS_UNSURE) in verdict.reasons
     what = " and then ".join(
-        verb(_unnamed(s.intent) if i in hidden and s.node is None else s.intent)
+        verb(_unnamed(s.intent) if i in hidden and s.node is None else s.intent,
+             words=read_back and i not in hidden and s.node is not None and not s.node.secret)
         for i, s in enumerate(steps)
     )
     subject = first.node.name if first.node and len(steps) == 1 else "That"

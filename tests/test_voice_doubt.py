@@ -10,10 +10,11 @@ from pathlib import Path
 
 from appliance.audit.timeline import timeline
 from appliance.journal.application import Journal
+from appliance.policy.doubts import Doubt
 from appliance.session import Session, TurnReport
 from appliance.settings import Settings
 from appliance.voice.commands import engines, run_voice
-from appliance.voice.doubt import Doubt, doubt_of, heard_clearly, letter_alike
+from appliance.voice.doubt import doubt_of, heard_clearly, letter_alike
 from appliance.voice.session_sink import SessionSink
 from appliance.voice.sink import Utterance
 from appliance.voice.sources import WavSource
@@ -38,6 +39,27 @@ def test_the_doubt_of_an_utterance_is_its_words_or_its_recognisers() -> None:
     assert doubt_of(Utterance("tick urgent", "closed:whisper", 0.9)) == ""
     assert letter_alike("c", ["z", "t"]) == (
         "the letter named sounds like another: C may have been T or Z")
+
+
+def test_words_to_write_heard_unsurely_are_read_back_unless_secret(
+    tmp_path: Path, scene: Path
+) -> None:
+    """The person hears what would be typed, and can say no; words for a secret field never
+    leave the turn, so that question does not say them."""
+    journal = Journal(str(tmp_path / "journal.sqlite"))
+    planner = build_planner(Settings(llm="off"))
+    for said, question in (
+        ("type the lord grandma in the message box",
+         "Did you mean type the lord grandma into Message? Say yes or no."),
+        ("type 4321 into PIN", "Did you mean type into PIN? Say yes or no."),
+    ):
+        with opened_desktop(f"sim:{scene}") as desktop:
+            report = Session(journal, desktop, planner).say(said, doubt=Doubt.WORDS_UNSURE)
+        assert (report.decision, report.spoken) == ("needs_confirmation", question), report
+    with opened_desktop(f"sim:{scene}") as desktop:  # the same words, no doubt: typed
+        report = Session(journal, desktop, planner).say("type see you soon in the message box")
+    assert report.decision == "executed", report
+    assert element(scene, "Message").value == "see you soon"
 
 
 def test_a_doubtful_command_asks_before_it_acts(tmp_path: Path, scene: Path) -> None:

@@ -43,6 +43,7 @@ from appliance.intents.model import (
     dump_intent,
     parse_intent,
 )
+from appliance.policy.doubts import doubt_reason
 from appliance.policy.risk import highest, risk_of_chord, risk_of_element, risk_of_name
 from appliance.settings import Settings
 
@@ -52,8 +53,6 @@ SURE_MATCH = 0.85  # a name this close means that element, even if its role does
 RIVAL_MARGIN = 0.1  # a fuzzy guess must beat the next different name by this much
 
 UNSURE = "unsure what was meant"
-HEARD_DOUBTFULLY = "heard doubtfully"
-"""Followed by why (voice/doubt.py): the caregiver's trace says why the appliance asked."""
 HIDDEN_WORDS = f"{REDACTED} (typed into a hidden field)"
 """What is journaled and printed instead of an utterance that carried a secret."""
 
@@ -269,7 +268,7 @@ def _weighed(
     if confidence < CONFIRM_BELOW or doubt:
         reasons.append(UNSURE)
     if doubt:
-        reasons.append(f"{HEARD_DOUBTFULLY}: {doubt}")
+        reasons.append(doubt_reason(doubt))
     if recent_unconfirmed >= settings.max_unconfirmed_per_minute:
         reasons.append("many actions in the last minute")
     outcome: Decision = "confirm" if reasons else "execute"

@@ -31,9 +31,10 @@ import numpy.typing as npt
 from rapidfuzz import fuzz
 
 from appliance.intents.keys import letters_alike
+from appliance.policy.doubts import Doubt
 from appliance.settings import WakeCheckName
 from appliance.voice.closed_set import SentenceSet, values_named
-from appliance.voice.doubt import Doubt, heard_clearly, letter_alike
+from appliance.voice.doubt import heard_clearly, letter_alike
 from appliance.voice.stt_whisper import (
     MAX_COMPRESSION_RATIO,
     MAX_TOKENS,
@@ -84,6 +85,11 @@ scores within this of it. On the tuning part's "press control c" (12 voices, 5 c
 wrong letter led the right one by at most 0.43, and the right one led by 0 to 0.9 (Piper 0.7 to
 0.9). press_key, all 240 items (scripts/voice_families.py press_key): right at once 150 -> 123,
 wrong keys pressed unasked 11 -> 1 (Ctrl+A: "a" rhymes with no "c"), right after a yes 23 -> 50."""
+DICTATION_FLOOR = -0.43
+"""Words to write (a dictation template's free text, framed or heard openly) that Whisper heard
+less surely than this mean token log-probability (e^-0.43 = 0.65) are read back and asked
+about, not typed at once. On the tuning part's four dictation families (288 items, clean and
+10 dB), of the 51 typed at once: 27 of 30 wrong ones were below it and 1 of 21 right ones."""
 WAKE_MARGIN = -6.0
 """The second opinion on the wake phrase: Whisper's mean token log-probability of "Juniper"
 forced after "Hey" at the start of the audio (no prompt) may be at most this far below that of
@@ -502,7 +508,8 @@ class ClosedWhisperRecognizer:
         # template's ("send grandma a message saying ..." where it wrote "send grandma message
         # settings ...").
         dictated = screen_command if screen_logprob >= MIN_AVG_LOGPROB else command
-        framed = [s for s in sentences.framed(dictated, FRAMED) if s not in shortlist]
+        dictation = sentences.framed(dictated, FRAMED)  # the words fit a dictation template
+        framed = [s for s in dictation if s not in shortlist]
         shortlist += framed
         # Every sentence is written as Whisper wrote freely: the screen's prompt capitalizes
         # its words as names ("Click Send."), and so does the screen ("Send", "Urgent"),
@@ -516,7 +523,8 @@ class ClosedWhisperRecognizer:
             best, score = shortlist[ranked[0]], scores[1 + ranked[0]]
             if best.split() != dictated.split() and score >= max(FLOOR, greedy_score - MARGIN):
                 return Heard(lead + best, "closed", wake, greedy, score, greedy_score, best,
-                             math.exp(score), evidence, framed=True)
+                             math.exp(score), evidence, framed=True,
+                             doubt=Doubt.WORDS_UNSURE if score < DICTATION_FLOOR else "")
             # A frame that changes nothing Whisper wrote is open transcription, as before; and
             # dictation Whisper is unsure of is not asked about word for word: the sentences of
             # the screen are weighed as if it had not been scored, then open transcription.
@@ -544,8 +552,10 @@ class ClosedWhisperRecognizer:
         # heard right there, its screen decode too unsure to keep: the command was lost).
         for said, said_logprob in ((screen_command, screen_logprob), (command, logprob)):
             if said_logprob >= MIN_AVG_LOGPROB:
+                unsure = bool(dictation) and said_logprob < DICTATION_FLOOR
                 return Heard(lead + said, "open", wake, greedy, score, greedy_score, best,
-                             math.exp(said_logprob), evidence)
+                             math.exp(said_logprob), evidence,
+                             doubt=Doubt.WORDS_UNSURE if unsure else "")
         return Heard(lead, "open", wake, greedy, score, greedy_score, best,
                      math.exp(screen_logprob), evidence, not_caught=wake)
 

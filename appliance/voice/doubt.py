@@ -1,5 +1,5 @@
-"""Why a recogniser's words may be misheard: each doubt makes acting need a yes, and is kept in
-the turn's reasons, so a caregiver replaying the day sees why the appliance asked.
+"""The doubts an utterance's own words raise, and the closed set's (the vocabulary:
+appliance/policy/doubts.py).
 
 Whisper tiny.en hears "uncheck urgent" as "and check Urgent" and "untick" as "and tick": the
 opposite action. A command cannot begin with "and", so one that does may only act after a yes
@@ -9,19 +9,10 @@ opposite action. A command cannot begin with "and", so one that does may only ac
 from __future__ import annotations
 
 from collections.abc import Iterable
-from enum import StrEnum
 
+from appliance.policy.doubts import Doubt
 from appliance.voice.sink import Utterance
 from appliance.voice.wake import words
-
-
-class Doubt(StrEnum):
-    """The closed set's and the words' own doubts (appliance/voice/closed_whisper.py)."""
-
-    BEGAN_WITH_AND = "it began with 'and', often a misheard 'un'"
-    LESS_SURE = "the sentence was heard less surely than one acted on at once"
-    VALUE_NOT_HEARD = "the sentence names a value Whisper did not write"
-    LETTER_ALIKE = "the letter named sounds like another"
 
 
 def letter_alike(letter: str, rivals: Iterable[str]) -> str:
