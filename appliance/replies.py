@@ -82,8 +82,8 @@ def verb(step: Step, words: bool = False) -> str:
     if isinstance(step, Activate) and len(name.split()) <= 3:
         return name.lower()
     if isinstance(step, TypeText):
-        said = f"type {step.text}" if words and step.text else "type"
-        return f"{said} into {name}" if name else ("type that" if said == "type" else said)
+        typed = f"type {step.text}" if words and step.text else ""
+        return f"{typed or 'type'} into {name}" if name else typed or "type that"
     if isinstance(step, SetValue) and not isinstance(step.value, bool):
         return f"set {name}"
     phrase = _phrase(step, name)
