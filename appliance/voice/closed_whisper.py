@@ -251,7 +251,7 @@ class _FixedPass:
         if self.screen_prompt is not None:
             heard, _tokens, logprob, _ = self.scorer.greedy(
                 self.encoded, self.scorer.prompt(self.screen_prompt))
-            if compression_ratio(heard) <= MAX_COMPRESSION_RATIO:
+            if not looping(heard):
                 return heard, logprob
         return self.text, self.logprob
 
@@ -323,6 +323,20 @@ def compression_ratio(text: str) -> float:
     """faster-whisper's mark of a repetition loop ("hit, hit, hit, ...")."""
     data = text.encode()
     return len(data) / max(1, len(zlib.compress(data)))
+
+
+LOOP_LETTERS = 5
+"""A letter written this many times in a row is a loop, not speech. Only a letter: "no no no
+no no" may be someone who wants something stopped."""
+
+
+def looping(text: str) -> bool:
+    """A repetition loop: faster-whisper's mark, or one letter over and over in a text too
+    short for that to see (a held-out voice's "type c u s h u h h h h h h h h h h" was typed)."""
+    said = words(text)
+    return compression_ratio(text) > MAX_COMPRESSION_RATIO or any(
+        len(said[i]) == 1 and len(set(said[i:i + LOOP_LETTERS])) == 1
+        for i in range(len(said) - LOOP_LETTERS + 1))
 
 
 def final_numbers(command: str) -> set[str]:
@@ -551,7 +565,7 @@ class ClosedWhisperRecognizer:
         # screen's decode first; when Whisper doubts it, the fixed prompt's ("type good night"
         # heard right there, its screen decode too unsure to keep: the command was lost).
         for said, said_logprob in ((screen_command, screen_logprob), (command, logprob)):
-            if said_logprob >= MIN_AVG_LOGPROB:
+            if said_logprob >= MIN_AVG_LOGPROB and not looping(said):
                 unsure = bool(dictation) and said_logprob < DICTATION_FLOOR
                 return Heard(lead + said, "open", wake, greedy, score, greedy_score, best,
                              math.exp(said_logprob), evidence,
