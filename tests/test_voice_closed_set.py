@@ -408,16 +408,16 @@ def test_a_letter_whisper_may_have_mixed_up_with_an_alike_one_is_asked_about(
     assert asked_as_alike >= wrong_unasked[-math.inf], asked_as_alike
 
 
-DICTATIONS = ("type hello grandma in the message box", "search for prescription",
-              "type see you at noon in the message box")
-
-
 def test_a_letter_written_over_and_over_is_a_loop_not_words_to_write() -> None:
     assert looping("Hey Juniper, type c u s h u h h h h h h h h h h h h h h.")
     assert looping("Hit, " * 30)
     assert not looping("type c u at noon")
     assert not looping("no no no no no")  # someone who wants something stopped
     assert not looping("press control shift a")
+
+
+DICTATIONS = ("type hello grandma in the message box", "search for prescription",
+              "type see you at noon in the message box")
 
 
 def test_words_to_write_heard_unsurely_are_read_back_not_typed(

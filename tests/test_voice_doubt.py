@@ -56,7 +56,7 @@ def test_words_to_write_heard_unsurely_are_read_back_unless_secret(
         with opened_desktop(f"sim:{scene}") as desktop:
             report = Session(journal, desktop, planner).say(said, doubt=Doubt.WORDS_UNSURE)
         assert (report.decision, report.spoken) == ("needs_confirmation", question), report
-    with opened_desktop(f"sim:{scene}") as desktop:  # the same words, no doubt: typed
+    with opened_desktop(f"sim:{scene}") as desktop:  # words heard with no doubt: typed
         report = Session(journal, desktop, planner).say("type see you soon in the message box")
     assert report.decision == "executed", report
     assert element(scene, "Message").value == "see you soon"
