@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from appliance.desktop.content import changed_text, document_text, writing_text
+from appliance.desktop.content import changed_text, document_text, sent_text, writing_text
 from appliance.desktop.describe import describe_element, describe_screen, describe_selection
 from appliance.desktop.marks import Marks
 from appliance.desktop.model import Risk, Snapshot
@@ -20,6 +20,7 @@ from appliance.intents.model import (
 )
 from appliance.limits import MAX_SPOKEN_CHARS, clip
 from appliance.policy.doubts import Doubt, doubt_reason
+from appliance.policy.risk import sends
 from appliance.policy.validator import UNSURE, ResolvedStep, Verdict
 
 KEY_WORDS = {
@@ -120,28 +121,42 @@ def _object(step: Step, name: str) -> str:
     return name
 
 
-def confirmation(verdict: Verdict, steps: tuple[ResolvedStep, ...] | None = None) -> str:
-    """'Send needs a yes. Say yes to send, or no.'"""
+def confirmation(
+    verdict: Verdict,
+    steps: tuple[ResolvedStep, ...] | None = None,
+    snapshot: Snapshot | None = None,
+) -> str:
+    """'Send needs a yes. Message says see you soon. Say yes to send, or no.' What a press of
+    Send would send is read back first: the fields of `snapshot`, or the words typed before it."""
     hidden = verdict.hidden if steps is None else frozenset()
     steps = steps if steps is not None else verdict.steps
     first = steps[0]
-    # Words to write heard unsurely are read back, unless they are secret or may be.
+    # Words to write heard unsurely are read back, unless they are secret or may be; so are
+    # words about to be sent.
+    sending = [i for i, s in enumerate(steps) if _sends(s)]
     read_back = doubt_reason(Doubt.WORDS_UNSURE) in verdict.reasons
     what = " and then ".join(
         verb(_unnamed(s.intent) if i in hidden and s.node is None else s.intent,
-             words=read_back and i not in hidden and s.node is not None and not s.node.secret)
+             words=(read_back or any(i < j for j in sending))
+             and i not in hidden and s.node is not None and not s.node.secret)
         for i, s in enumerate(steps)
     )
+    sent = sent_text(snapshot) if snapshot is not None and sending[:1] == [0] else None
     subject = first.node.name if first.node and len(steps) == 1 else "That"
     if first.action is not None and first.action.kind == "click_at" and first.node is None:
         return "I can't tell what is under that point. Say yes to click there anyway, or no."
     if UNSURE in verdict.reasons:
-        return f"Did you mean {what}? Say yes or no."
+        return " ".join(filter(None, [f"Did you mean {what}?", sent, "Say yes or no."]))
     if verdict.risk == Risk.destructive:
         return f"{subject} can delete things and needs a yes. Say yes to {what}, or no."
     if verdict.risk == Risk.harmless:
         return f"That's a lot of actions in a minute. Say yes to {what}, or no."
-    return f"{subject} needs a yes. Say yes to {what}, or no."
+    return " ".join(filter(None, [f"{subject} needs a yes.", sent, f"Say yes to {what}, or no."]))
+
+
+def _sends(step: ResolvedStep) -> bool:
+    """A press of an element that sends what its window's fields say."""
+    return isinstance(step.intent, Activate) and step.node is not None and sends(step.node.name)
 
 
 def _unnamed(step: Step) -> Step:

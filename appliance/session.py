@@ -356,7 +356,7 @@ class Session:
             case "show":
                 return self._show(turn, report, verdict, snapshot)
             case "confirm":
-                prompt = confirmation(verdict)
+                prompt = confirmation(verdict, snapshot=snapshot)
                 return self._ask(turn, report, prompt, 0)
             case _:
                 return self._act(turn, report, verdict, start=0, snapshot=snapshot)
@@ -491,7 +491,7 @@ class Session:
                 if check.decision != "run":
                     turn.validated(check.validated, step.risk.value, [check.reason], step=i)
                     if check.question is not None:
-                        prompt = " ".join([*done, confirmation(check.question)])
+                        prompt = " ".join([*done, confirmation(check.question, snapshot=snapshot)])
                         return self._ask(turn, report, prompt, i)
                     stop = Outcome.failed if check.decision == "failed" else Outcome.rejected
                     return self._finish(turn, report, stop, " ".join([*done, check.reason]))

@@ -79,6 +79,8 @@ def test_password_typed_but_never_journaled_or_spoken(kiosk: Kiosk) -> None:
 def test_confirmation_before_a_moderate_press(kiosk: Kiosk) -> None:
     asked = kiosk.say("press send")
     assert asked["decision"] == "needs_confirmation"
+    # What Send would send is read back from the real entry (the PIN entry's never).
+    assert "Message says hello." in asked["spoken"] and "2468" not in json.dumps(asked)
     assert "Send" not in kiosk.app.state()["pressed"]
     done = kiosk.say("yes")
     assert done["decision"] == "executed"

@@ -27,7 +27,9 @@ def test_type_then_send_with_yes(kiosk: Kiosk) -> None:
 
     asked = kiosk.say("click send")
     assert asked["decision"] == "needs_confirmation"
-    assert asked["spoken"] == "Send needs a yes. Say yes to send, or no."
+    # What would be sent is read back: a misheard message is caught before it goes.
+    assert asked["spoken"] == (
+        "Send needs a yes. Message says hello grandma. Say yes to send, or no.")
     assert kiosk.element("Send").get("activations", 0) == 0, "nothing happens before the yes"
 
     done = kiosk.say("yes")
@@ -165,6 +167,9 @@ def test_secrets_never_reach_the_store_or_the_audit(kiosk: Kiosk) -> None:
     assert SECRET_PIN not in json.dumps(typed), "not shown in the turn's output either"
     assert typed["spoken"] == "Typed into PIN."
     kiosk.say("what does pin say")
+    asked = kiosk.say("click send")  # what Send would send is read back, a secret never
+    assert asked["decision"] == "needs_confirmation" and SECRET_PIN not in json.dumps(asked)
+    kiosk.say("no")
     kiosk.say("undo")
     store = Path(kiosk.store)
     for path in [store, *store.parent.glob(store.name + "-*")]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from appliance.desktop.model import Node, Risk
+from appliance.desktop.model import Node, Risk, Snapshot
 from appliance.intents.model import (
     Activate,
     Focus,
@@ -12,12 +12,13 @@ from appliance.intents.model import (
     PressKey,
     Scroll,
     Select,
+    Sequence,
     SetValue,
     Step,
     TypeText,
 )
-from appliance.policy.validator import ResolvedStep
-from appliance.replies import declined, did, verb
+from appliance.policy.validator import ResolvedStep, Verdict
+from appliance.replies import confirmation, declined, did, verb
 
 
 def _on(step: Step, name: str, role: str = "push button") -> ResolvedStep:
@@ -78,3 +79,50 @@ def test_a_letter_key_declined_is_answered_with_how_to_say_it_surely() -> None:
         "charlie for C.")
     assert declined(PressKey(key="Return")) == "Okay, I won't press enter."
     assert declined(None) == "Okay, cancelled."
+
+
+def _mail(reply: str, search: str = "") -> Snapshot:
+    """A mail window with its reply written, something looked for, and a PIN filled in."""
+    fields = [("Search mail", "text", search), ("Reply text", "text", reply),
+              ("PIN", "password text", "2468"), ("Send reply", "push button", None),
+              ("Delete", "push button", None)]
+    nodes = tuple(Node(id=name, role=role, name=name, value=value, app="Mail", window="Mail")
+                  for name, role, value in fields)
+    return Snapshot(nodes=nodes, applications=("Mail",), active_app="Mail", active_window="Mail")
+
+
+def _press(snapshot: Snapshot, name: str, risk: Risk = Risk.moderate) -> Verdict:
+    node = snapshot.node(name)
+    assert node is not None
+    step = ResolvedStep(Activate(target=name), None, node, risk)
+    return Verdict("confirm", risk, ("moderate risk",), (step,), Activate(target=name))
+
+
+def test_what_a_press_of_send_would_send_is_read_back_first() -> None:
+    """Words Whisper was sure of and wrong ("hi red" for "buy bread") are caught before they go;
+    never a secret field's, nor what was looked for."""
+    mail = _mail("buy bread on the way home", search="lunch")
+    assert confirmation(_press(mail, "Send reply"), snapshot=mail) == (
+        "Send reply needs a yes. Reply text says buy bread on the way home. "
+        "Say yes to send reply, or no.")
+    empty = _mail("")
+    assert confirmation(_press(empty, "Send reply"), snapshot=empty) == (
+        "Send reply needs a yes. Say yes to send reply, or no.")
+    assert "buy bread" not in confirmation(_press(mail, "Delete", Risk.destructive),
+                                           snapshot=mail)
+
+
+def test_words_typed_then_sent_in_one_breath_are_read_back() -> None:
+    mail = _mail("")
+    field, send = mail.node("Reply text"), mail.node("Send reply")
+    intent = Sequence(steps=(TypeText(text="see you soon", target="Reply text"),
+                             Activate(target="Send reply")))
+    steps = (ResolvedStep(intent.steps[0], None, field, Risk.harmless),
+             ResolvedStep(intent.steps[1], None, send, Risk.moderate))
+    verdict = Verdict("confirm", Risk.moderate, ("moderate risk",), steps, intent)
+    assert confirmation(verdict, snapshot=mail) == (
+        "That needs a yes. Say yes to type see you soon into Reply text and then send reply, "
+        "or no.")
+    hidden = Verdict("confirm", Risk.moderate, ("moderate risk",), steps, intent,
+                     hidden=frozenset({0}))
+    assert "see you soon" not in confirmation(hidden, snapshot=mail)

@@ -3,6 +3,8 @@ action changed (a calculator's result). Pure, over snapshots; secrets are never 
 
 from __future__ import annotations
 
+import re
+
 from appliance.desktop import roles
 from appliance.desktop.model import Node, Snapshot
 from appliance.limits import MAX_SPOKEN_CHARS, clip
@@ -50,6 +52,22 @@ def writing_text(snapshot: Snapshot) -> str | None:
     if len(text) > MAX_SPOKEN_CHARS:
         text = "…" + text[-(MAX_SPOKEN_CHARS - 1):].split(" ", 1)[-1]
     return text
+
+
+def sent_text(snapshot: Snapshot) -> str | None:
+    """What a press of Send would send: each filled text field of the active window by name
+    ("Message says see you soon."), never a secret one or a search box; None when none is."""
+    said = [
+        f"{n.name or 'The field'} says {node_text(n)}."
+        for n in snapshot.in_active_window()
+        if n.role in roles.WRITTEN_ROLES and n.visible and isinstance(n.value, str)
+        and n.value.strip() and not _SEARCH.search(n.name)
+    ]
+    return clip(" ".join(said), MAX_SPOKEN_CHARS) if said else None
+
+
+_SEARCH = re.compile(r"\b(search|find|filter)\b", re.IGNORECASE)
+"""A field by these words holds what was looked for, not what is sent."""
 
 
 def changed_text(before: Snapshot, after: Snapshot) -> str | None:

@@ -9,6 +9,9 @@ from __future__ import annotations
 TEXT_ROLES = frozenset({"text", "password text", "entry", "terminal", "document text", "paragraph"})
 """Take typed text."""
 
+WRITTEN_ROLES = frozenset({"text", "entry"})
+"""Fields a person writes a message or a form's answers in: what a press of Send sends."""
+
 SECRET_ROLES = frozenset({"password text"})
 """Hold a secret: never read, journaled or shown."""
 

@@ -19,6 +19,8 @@ MODERATE_WORDS = re.compile(
     r"|shut ?down|restart|reboot)\b",
     re.IGNORECASE,
 )
+# A press of one of these sends away what the window's fields say: it is read back first.
+SENDING_WORDS = re.compile(r"\b(send|submit|post|publish)\b", re.IGNORECASE)
 # Chords that close or quit things lose work without asking.
 MODERATE_CHORDS = frozenset({"alt+F4", "ctrl+w", "ctrl+q", "ctrl+shift+w"})
 DESTRUCTIVE_CHORDS = frozenset({"shift+Delete", "ctrl+alt+Delete"})
@@ -30,6 +32,11 @@ def risk_of_name(name: str) -> Risk:
     if MODERATE_WORDS.search(name):
         return Risk.moderate
     return Risk.harmless
+
+
+def sends(name: str) -> bool:
+    """Whether pressing an element of this name sends what its window's fields say."""
+    return bool(SENDING_WORDS.search(name))
 
 
 def risk_of_element(node: Node, kind: str) -> Risk:
