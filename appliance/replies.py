@@ -133,15 +133,16 @@ def confirmation(
     first = steps[0]
     # Words to write heard unsurely are read back, unless they are secret or may be; so are
     # words about to be sent.
-    sending = [i for i, s in enumerate(steps) if _sends(s)]
+    last_send = max((i for i, s in enumerate(steps) if _sends(s)), default=-1)
     read_back = doubt_reason(Doubt.WORDS_UNSURE) in verdict.reasons
     what = " and then ".join(
         verb(_unnamed(s.intent) if i in hidden and s.node is None else s.intent,
-             words=(read_back or any(i < j for j in sending))
+             words=(read_back or i < last_send)
              and i not in hidden and s.node is not None and not s.node.secret)
         for i, s in enumerate(steps)
     )
-    sent = sent_text(snapshot) if snapshot is not None and sending[:1] == [0] else None
+    # Sent alone, what the fields say now; after typing, the words typed are what goes.
+    sent = sent_text(snapshot) if snapshot is not None and _sends(first) else None
     subject = first.node.name if first.node and len(steps) == 1 else "That"
     if first.action is not None and first.action.kind == "click_at" and first.node is None:
         return "I can't tell what is under that point. Say yes to click there anyway, or no."
