@@ -135,7 +135,8 @@ def run_voice(
         opts = replace(opts, wake_check=used)
         recognizer = ClosedWhisperRecognizer(loaded.whisper, opts.wake_phrase, rule)
         names, words_of = screen_reader(sink)
-        stt = ClosedSetSTTService(recognizer, names, lambda read: answers_around(words_of(read)))
+        stt = ClosedSetSTTService(recognizer, names, lambda read: answers_around(words_of(read)),
+                                  replying=lambda: replying())
     else:
         from appliance.voice.stt_whisper import WhisperSTTService
 

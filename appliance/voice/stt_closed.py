@@ -40,10 +40,11 @@ class ClosedSetSTTService(WhisperSTTService):
         recognizer: ClosedWhisperRecognizer,
         names: Callable[[], ScreenNames],
         words_of: Callable[[ScreenNames], list[str]],
+        replying: Callable[[], bool] = lambda: False,
         **kwargs: Any,
     ) -> None:
         """`words_of`: the open path's prompt words for the names read (one read of the
-        screen gives both, per segment)."""
+        screen gives both, per segment); `replying`: whether the appliance is speaking."""
         super().__init__(
             recognizer.engine, lambda: words_of(names()), recognizer.wake_phrase, **kwargs
         )
@@ -52,10 +53,13 @@ class ClosedSetSTTService(WhisperSTTService):
         self._words_of = words_of
         self._spotted = False  # the wake spotter has scored this segment while it was spoken
         self._read: ScreenNames | None = None  # the screen as read when this segment began
+        self._replying = replying
+        self._over_reply = False  # this segment began while the appliance was speaking
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         if isinstance(frame, VADUserStartedSpeakingFrame):
             self._spotted, self._read = False, None
+            self._over_reply = self._replying()
             asyncio.get_running_loop().run_in_executor(self._hearing, self._prepare)
         await super().process_frame(frame, direction)
 
@@ -74,7 +78,7 @@ class ClosedSetSTTService(WhisperSTTService):
         async for frame in super().run_stt(audio):
             yield frame
         spotter = self.recognizer.spotter
-        if spotter is not None and self._speaking and not self._spotted:
+        if spotter is not None and self._speaking and not self._spotted and not self._over_reply:
             # The spotter reads only the first 2.2 s: scored now, on the hearing thread, its
             # 45 ms are not spent after the person stops.
             self._spotted = len(self._buffer) >= HEARD_BYTES
@@ -88,7 +92,8 @@ class ClosedSetSTTService(WhisperSTTService):
     def _hear(self, pcm: bytes) -> Transcript:
         names = self._names() if self._read is None else self._read
         sentences = closed_set(*names)
-        return self.recognizer.transcribe(pcm, sentences, self._words_of(names))
+        return self.recognizer.transcribe(pcm, sentences, self._words_of(names),
+                                          self._over_reply)
 
 
 def _quietly(score: Callable[[bytes], float], pcm: bytes) -> None:
