@@ -50,6 +50,7 @@ from appliance.voice.session_sink import SessionSink
 from appliance.voice.sink import Reply, ScreenNames, Utterance, screen_names_of, vocabulary_of
 from appliance.voice.sources import WavSource
 from appliance.voice.stt_whisper import TRAILING_SILENCE_S
+from appliance.voice.vad import VadSettings
 from appliance.voice.wake import WakeGate
 from appliance.voice.wake_spotter import (
     ENDS,
@@ -773,7 +774,7 @@ def test_the_spotter_is_for_the_phrase_it_was_trained_on(
 def test_the_spotter_reads_the_sound_alone() -> None:
     """openWakeWord's embedding of real speech (Piper, espeak-ng): one per 80 ms after the lead
     of silence; the wake phrase far above the sure floor, commands without it far below the
-    veto, and a sound too short to hold it nothing at all."""
+    veto, and silence below nothing (scored as 2.2 s of it, as anything shorter is)."""
     spotter = WakeSpotter.load("hey juniper")
     assert spotter is not None
     pad = bytes(int(0.3 * PIPELINE_RATE) * 2)
@@ -787,7 +788,33 @@ def test_the_spotter_reads_the_sound_alone() -> None:
         for said in ("Click send.", "Open the calendar."):
             assert spotter.score(pad + speech_pcm(said, voice) + pad) < SPOTTER_VETO, said
     assert len(speech_embedding().embed(pad)) <= ENDS[0]
-    assert spotter.score(pad) == -np.inf
+    assert spotter.score(pad) < 0.0
+
+
+def test_a_lone_wake_phrase_cut_short_is_scored_as_if_silence_followed(
+    recognizer: ClosedWhisperRecognizer,
+) -> None:
+    """The VAD hands over a lone "Hey juniper." heard early (60 ms into the silence after it)
+    about 1.1 s long with Whisper's tail, too short for any window ending where training's
+    positives end. Scored on the windows there are, Piper's scores 6.9 here (not sure) and
+    over a reply's echo it fell below the veto; scored as a stream goes on, in silence, it
+    is sure."""
+    spotter = WakeSpotter.load("hey juniper")
+    assert spotter is not None
+    phrase = speech_pcm("Hey juniper.")
+    voiced = np.nonzero(np.abs(np.frombuffer(phrase, dtype="<i2")) > 300)[0]
+    tail = VadSettings().speculate_secs + TRAILING_SILENCE_S
+    short = (bytes(int(0.2 * PIPELINE_RATE) * 2) + phrase[voiced[0] * 2 : voiced[-1] * 2]
+             + bytes(int(tail * PIPELINE_RATE) * 2))
+    assert len(short) / 2 / PIPELINE_RATE < 1.19  # no window of training's positives fits
+    there = spotter.score_embeddings(speech_embedding().embed(short, ENDS[0] - WINDOW + 1,
+                                                              ENDS[-1]), ENDS[0] - WINDOW + 1)
+    assert there < SPOTTER_SURE  # the control: the windows it has
+    assert spotter.score(short) == spotter.score(short + bytes(PIPELINE_RATE * 2))
+    assert spotter.score(short) >= SPOTTER_SURE
+    rule = ClosedWhisperRecognizer(recognizer.engine, wake_check=WAKE_CHECKS["spotter"])
+    heard = rule.hear(short, sentences("messages"), vocabulary(SCENES["messages"]))
+    assert heard.wake and heard.text.strip() == "hey juniper", heard
 
 
 def test_a_long_utterance_is_spotted_once_from_its_first_two_seconds(
@@ -801,11 +828,11 @@ def test_a_long_utterance_is_spotted_once_from_its_first_two_seconds(
     assert spotter is not None
     whole = spotter.score(long)
     assert WakeSpotter.load("hey juniper").score(long[:HEARD_BYTES]) == whole  # type: ignore[union-attr]
-    embedded: list[int] = []
+    embedded: list[bytes] = []
     embed = SpeechEmbedding.embed
 
     def counted(self: SpeechEmbedding, pcm: bytes, *args: Any) -> Any:
-        embedded.append(len(pcm))
+        embedded.append(pcm)
         return embed(self, pcm, *args)
 
     class Sink:
@@ -823,8 +850,10 @@ def test_a_long_utterance_is_spotted_once_from_its_first_two_seconds(
     stats = run_voice(WavSource(pcm=Pcm(long + bytes(PIPELINE_RATE), PIPELINE_RATE)),
                       Sink(), loaded, None, VoiceOptions(recognizer="closed"))
     assert [h["decision"] for h in stats.heard] == ["command"], stats.heard
-    # (a pause after the wake phrase may be heard early, as a shorter utterance)
-    assert embedded.count(HEARD_BYTES) == 1 and max(embedded) == HEARD_BYTES, embedded
+    # Every one is scored as HEARD_BYTES (a shorter one with silence after it); the long one,
+    # still speaking at its end, once. (A pause after the wake phrase may be heard early.)
+    assert {len(pcm) for pcm in embedded} == {HEARD_BYTES}
+    assert sum(any(pcm[-PIPELINE_RATE // 5 :]) for pcm in embedded) == 1
 
 
 def _tuning_clip(voice_label: str, condition: str, said: str, wake: bool) -> tuple[bytes, str]:

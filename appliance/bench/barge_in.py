@@ -24,6 +24,7 @@ READ_OUT = (
     "Say yes or no if you want me to read it again."
 )
 STOP_TRIALS = 10
+WAKE_PHRASE = "hey juniper"
 GOAL_STOP_P95_MS = 300
 
 
@@ -182,11 +183,80 @@ def self_trigger(minutes: float = 2.0) -> dict[str, Any]:
     }
 
 
+def said_over_the_reply(phrase: bytes, reply: bytes, at_s: float, pause_s: float = 0.25) -> bytes:
+    """What the recognizer gets of `phrase` said `at_s` into `reply` (b"": nothing played): the
+    room's echo, the canceller and its gate, the reply paused `pause_s` after the phrase's first
+    sound (the VAD's start), the segment cut as the pipeline cuts it. Unpaced, so the same every
+    time, where the pipeline's echo falls where Piper's speed puts it."""
+    from appliance.voice.echo import FRAME_SAMPLES, GATE_LOOKAHEAD, open_echo_canceller
+    from appliance.voice.room import SimulatedRoom
+    from appliance.voice.stt_whisper import PREROLL_S, TRAILING_SILENCE_S
+    from appliance.voice.vad import VadSettings
+
+    canceller = open_echo_canceller()
+    if canceller is None:
+        raise RuntimeError("no echo canceller installed (pyaec)")
+    step = CHUNK_SAMPLES * 2
+    onset = int(np.nonzero(np.abs(np.frombuffer(phrase, dtype="<i2")) > 300)[0][0]) * 2
+    lead = int(at_s * PIPELINE_RATE) * 2 - onset
+    said = bytes(lead) + phrase + bytes(PIPELINE_RATE * 2)
+    said = said[: len(said) - len(said) % step]
+    paused = lead + onset + int(pause_s * PIPELINE_RATE) * 2
+    played = reply[: paused - paused % step]
+    far = (played + bytes(len(said)))[: len(said)]
+    room = SimulatedRoom(Pcm(said, PIPELINE_RATE))
+    if played:
+        room.play(played, PIPELINE_RATE)
+    out = b"".join(canceller.process(room.read(CHUNK_SAMPLES) or b"", far[i : i + step])
+                   for i in range(0, len(far), step))
+    late = GATE_LOOKAHEAD * FRAME_SAMPLES * 2  # what the canceller gives is this late
+    start = lead + onset - int(PREROLL_S * PIPELINE_RATE) * 2 + late
+    # Heard early, speculate_secs into the silence after it, with Whisper's tail after that.
+    end = lead + int((_last_voiced_s(phrase) + VadSettings().speculate_secs) * PIPELINE_RATE) * 2
+    return out[start : end + late] + bytes(int(TRAILING_SILENCE_S * PIPELINE_RATE) * 2)
+
+
+def wake_over_reply(positions: int = 12) -> dict[str, Any]:
+    """The wake phrase said over a read-out at `positions` points, in each voice: how often it
+    wakes as heard now (over a reply Whisper's evidence alone) and as it would with the wake
+    spotter asked too, and the spotter's log-odds there and on the phrase said alone."""
+    from appliance.voice.closed_set import closed_set
+    from appliance.voice.closed_whisper import ClosedWhisperRecognizer, wake_rule
+    from appliance.voice.commands import engines, speech_pcm
+
+    loaded = engines("whisper")
+    assert loaded.whisper is not None
+    recognizer = ClosedWhisperRecognizer(loaded.whisper, WAKE_PHRASE,
+                                         wake_rule("spotter", WAKE_PHRASE)[1])
+    spotter = recognizer.spotter
+    sentences = closed_set(tuple(_ReadingSink(READ_OUT).vocabulary()), ())
+    reply = speech_pcm(READ_OUT)
+    report: dict[str, Any] = {}
+    for voice in ("piper", "espeak"):
+        phrase = speech_pcm("Hey juniper.", voice)
+        heard = with_spotter = 0
+        spots: list[float] = []
+        for k in range(positions):
+            segment = said_over_the_reply(phrase, reply, 2.0 + 0.37 * k)
+            heard += recognizer.hear(segment, sentences, over_reply=True).wake
+            with_spotter += recognizer.hear(segment, sentences).wake
+            if spotter is not None:
+                spots.append(spotter.score(segment))
+        alone = said_over_the_reply(phrase, b"", 2.0)
+        report[voice] = {
+            "trials": positions, "woken": heard, "woken_with_the_spotter": with_spotter,
+            "spotter_log_odds": [round(x, 2) for x in sorted(spots)],
+            "spotter_log_odds_alone": None if spotter is None else round(spotter.score(alone), 2),
+        }
+    return report
+
+
 def bench_barge_in() -> dict[str, Any]:
     return {
         "echo": echo_figures(),
         "stop": stop_latency(),
         "self_trigger": self_trigger(),
+        "wake_over_reply": wake_over_reply(),
         "goals": {"stop_to_silence_p95_ms": GOAL_STOP_P95_MS, "self_interruptions": 0,
                   "self_turns": 0},
     }

@@ -418,9 +418,9 @@ class ClosedWhisperRecognizer:
         """`vocabulary`: the screen's words, for the open path's prompt (never the wake's).
         `over_reply`: said over the appliance's own voice, so the spotter has no say (below)."""
         audio = trim_silence(np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0)
-        # The spotter never heard the echo canceller's leftovers in training: over a reply the
-        # same Piper "Hey juniper." scored -2.9 to 8.9 with the echo's timing (13.5 alone), so
-        # its veto lost a wake phrase Whisper heard plainly. Whisper's evidence decides there.
+        # The spotter never heard the echo canceller's leftovers in training: over a reply Piper's
+        # "Hey juniper." scores 6.4 to 12.6 with where the echo falls, 11.9 alone
+        # (docs/barge-in.md). Whisper's evidence decides there, as the command check does.
         spot = None if self.spotter is None or over_reply else self.spotter.score(pcm)
         rule, window = self.wake_check, self.quick_window
         if (rule is not None and rule.spotted(spot) and window is not None

@@ -134,7 +134,11 @@ class WakeSpotter:
     def score(self, pcm: bytes) -> float:
         """The utterance's log-odds. The last score is remembered: the pipeline scores an
         utterance once HEARD_BYTES of it are in, while the person is still speaking."""
+        # A shorter one is scored as a stream would go on after it, in silence. Otherwise it has
+        # no window ending where training's positives end (1.19 s in and later): Piper's lone
+        # "Hey juniper." heard early (1.16 s) scored 4.0, and over a reply below the veto.
         heard = pcm[:HEARD_BYTES]
+        heard += bytes(HEARD_BYTES - len(heard))
         if heard not in self._known:
             embedded = speech_embedding().embed(heard, FIRST, ENDS[-1])
             self._known.clear()
