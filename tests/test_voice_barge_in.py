@@ -192,8 +192,8 @@ def test_a_wake_phrase_over_the_reply_is_heard_whatever_the_spotter_makes_of_it(
     loaded: Engines,
 ) -> None:
     """The wake spotter never heard the canceller's leftovers in training: over a reply it
-    scores a plain "Hey juniper." lower than alone, and lower the more the echo is under it.
-    Over a reply Whisper's evidence alone decides. The segments are built without pacing
+    scores a plain "Hey juniper." lower than alone (6.4 to 12.6 against 11.9), so there
+    Whisper's evidence alone decides. The segments are built without pacing
     (appliance/bench/barge_in.py), so they are the same every run."""
     assert loaded.whisper is not None
     recognizer = ClosedWhisperRecognizer(loaded.whisper, "hey juniper",

@@ -774,7 +774,7 @@ def test_the_spotter_is_for_the_phrase_it_was_trained_on(
 def test_the_spotter_reads_the_sound_alone() -> None:
     """openWakeWord's embedding of real speech (Piper, espeak-ng): one per 80 ms after the lead
     of silence; the wake phrase far above the sure floor, commands without it far below the
-    veto, and silence below nothing (scored as 2.2 s of it, as anything shorter is)."""
+    veto, and silence below even odds (scored as 2.2 s of it, as anything shorter is)."""
     spotter = WakeSpotter.load("hey juniper")
     assert spotter is not None
     pad = bytes(int(0.3 * PIPELINE_RATE) * 2)

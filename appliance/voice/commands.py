@@ -135,6 +135,7 @@ def run_voice(
         opts = replace(opts, wake_check=used)
         recognizer = ClosedWhisperRecognizer(loaded.whisper, opts.wake_phrase, rule)
         names, words_of = screen_reader(sink)
+        # `replying` is looked up when called: it is set once the output exists.
         stt = ClosedSetSTTService(recognizer, names, lambda read: answers_around(words_of(read)),
                                   replying=lambda: replying())
     else:
