@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from appliance.audit.timeline import timeline
+from appliance.bench.barge_in import voiced
 from appliance.bench.spoken.corpus import clean_speech
 from appliance.bench.spoken.outcome import scene_path
 from appliance.bench.spoken.voices import Voice
@@ -55,6 +56,7 @@ from appliance.voice.wake import WakeGate
 from appliance.voice.wake_spotter import (
     ENDS,
     FEATURES,
+    FIRST,
     HEARD_BYTES,
     WINDOW,
     SpeechEmbedding,
@@ -802,13 +804,12 @@ def test_a_lone_wake_phrase_cut_short_is_scored_as_if_silence_followed(
     spotter = WakeSpotter.load("hey juniper")
     assert spotter is not None
     phrase = speech_pcm("Hey juniper.")
-    voiced = np.nonzero(np.abs(np.frombuffer(phrase, dtype="<i2")) > 300)[0]
+    first, last = voiced(phrase)
     tail = VadSettings().speculate_secs + TRAILING_SILENCE_S
-    short = (bytes(int(0.2 * PIPELINE_RATE) * 2) + phrase[voiced[0] * 2 : voiced[-1] * 2]
+    short = (bytes(int(0.2 * PIPELINE_RATE) * 2) + phrase[first * 2 : last * 2]
              + bytes(int(tail * PIPELINE_RATE) * 2))
     assert len(short) / 2 / PIPELINE_RATE < 1.19  # no window of training's positives fits
-    there = spotter.score_embeddings(speech_embedding().embed(short, ENDS[0] - WINDOW + 1,
-                                                              ENDS[-1]), ENDS[0] - WINDOW + 1)
+    there = spotter.score_embeddings(speech_embedding().embed(short, FIRST, ENDS[-1]), FIRST)
     assert there < SPOTTER_SURE  # the control: the windows it has
     assert spotter.score(short) == spotter.score(short + bytes(PIPELINE_RATE * 2))
     assert spotter.score(short) >= SPOTTER_SURE

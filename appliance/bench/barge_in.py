@@ -47,11 +47,11 @@ class _ReadingSink:
         self.spoken.append(timings)
 
 
-def _last_voiced_s(pcm: bytes) -> float:
-    """Where speech ends in `pcm` (the last sample above a quiet floor), in seconds."""
-    x = np.abs(np.frombuffer(pcm, dtype="<i2"))
-    loud = np.nonzero(x > 300)[0]
-    return float(loud[-1] + 1) / PIPELINE_RATE if loud.size else 0.0
+def voiced(pcm: bytes) -> tuple[int, int]:
+    """Where speech starts and ends in `pcm`: the first sample above a quiet floor and the one
+    after the last, (0, 0) for none."""
+    loud = np.nonzero(np.abs(np.frombuffer(pcm, dtype="<i2")) > 300)[0]
+    return (int(loud[0]), int(loud[-1]) + 1) if loud.size else (0, 0)
 
 
 def echo_figures(seconds: float = 60.0) -> dict[str, Any]:
@@ -134,7 +134,7 @@ def stop_latency(trials: int = STOP_TRIALS) -> dict[str, Any]:
                                                                  voice)
         head += bytes(int(gap * PIPELINE_RATE) * 2)
         stop = speech_pcm("Stop.", voice)
-        stop_end_s = (len(head) / 2 / PIPELINE_RATE) + _last_voiced_s(stop)
+        stop_end_s = (len(head) / 2 / PIPELINE_RATE) + voiced(stop)[1] / PIPELINE_RATE
         audio = Pcm(head + stop + bytes(3 * PIPELINE_RATE * 2), PIPELINE_RATE)
         room = SimulatedRoom(audio)
         sink = _ReadingSink(READ_OUT)
@@ -197,7 +197,8 @@ def said_over_the_reply(phrase: bytes, reply: bytes, at_s: float, pause_s: float
     if canceller is None:
         raise RuntimeError("no echo canceller installed (pyaec)")
     step = CHUNK_SAMPLES * 2
-    onset = int(np.nonzero(np.abs(np.frombuffer(phrase, dtype="<i2")) > 300)[0][0]) * 2
+    first, last = voiced(phrase)
+    onset = first * 2
     lead = int(at_s * PIPELINE_RATE) * 2 - onset
     said = bytes(lead) + phrase + bytes(PIPELINE_RATE * 2)
     said = said[: len(said) - len(said) % step]
@@ -212,7 +213,7 @@ def said_over_the_reply(phrase: bytes, reply: bytes, at_s: float, pause_s: float
     late = GATE_LOOKAHEAD * FRAME_SAMPLES * 2  # what the canceller gives is this late
     start = lead + onset - int(PREROLL_S * PIPELINE_RATE) * 2 + late
     # Heard early, speculate_secs into the silence after it, with Whisper's tail after that.
-    end = lead + int((_last_voiced_s(phrase) + VadSettings().speculate_secs) * PIPELINE_RATE) * 2
+    end = lead + int((last / PIPELINE_RATE + VadSettings().speculate_secs) * PIPELINE_RATE) * 2
     return out[start : end + late] + bytes(int(TRAILING_SILENCE_S * PIPELINE_RATE) * 2)
 
 
