@@ -38,7 +38,8 @@ def test_the_doubt_of_an_utterance_is_its_words_or_its_recognisers() -> None:
                               doubt=Doubt.LESS_SURE)) == Doubt.LESS_SURE
     assert doubt_of(Utterance("tick urgent", "closed:whisper", 0.9)) == ""
     assert letter_alike("c", ["z", "t"]) == (
-        "the letter named sounds like another: C may have been T or Z")
+        "the key named sounds like another: C may have been T or Z")
+    assert letter_alike("8", ["a"]) == "the key named sounds like another: 8 may have been A"
 
 
 def test_words_to_write_heard_unsurely_are_read_back_unless_secret(

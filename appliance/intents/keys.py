@@ -40,12 +40,15 @@ PHONETIC: dict[str, str] = {
 """The spelling alphabet's words for letters ("control charlie"): no two sound alike, as "c"
 and "z" do. Only after a modifier, since "Mike" or "Oscar" may be a name on the screen."""
 
-LETTERS_ALIKE = ("bcdegptvz", "ahjk", "fsx", "lmn", "iy", "quw")
-"""Letters whose English names rhyme ("see", "zee", "tee"): the ones a recogniser confuses."""
+LETTERS_ALIKE = ("bcdegptvz3", "ahjk8", "fsx", "lmn", "iy59", "quw2", "o0")
+"""Letters and digits whose English names rhyme ("see", "zee", "three"; "a", "eight"): the ones
+a recogniser confuses. Whisper wrote espeak-ng's "press control a" as "press control 8" for 23
+of 60 tuning items (docs/voice-corpus.md)."""
 
 
 def letters_alike(letter: str) -> str:
-    """The other letters whose names sound like `letter`'s ("bdegptvz" for "c"), or none."""
+    """The other letters and digits whose names sound like `letter`'s ("bdegptvz3" for "c"),
+    or none."""
     if len(letter) != 1:
         return ""
     return next((group.replace(letter, "") for group in LETTERS_ALIKE if letter in group), "")

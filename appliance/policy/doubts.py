@@ -11,7 +11,7 @@ class Doubt(StrEnum):
     BEGAN_WITH_AND = "it began with 'and', often a misheard 'un'"
     LESS_SURE = "the sentence was heard less surely than one acted on at once"
     VALUE_NOT_HEARD = "the sentence names a value Whisper did not write"
-    LETTER_ALIKE = "the letter named sounds like another"
+    LETTER_ALIKE = "the key named sounds like another"
     WORDS_UNSURE = "the words to write were heard less surely than ones written at once"
     """Read back in the question ("Did you mean type the lord grandma into Message?")."""
 
