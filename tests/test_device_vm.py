@@ -129,12 +129,15 @@ pid = int(subprocess.run(["systemctl", "--user", "show", "-p", "MainPID", "--val
                           "appliance.service"], capture_output=True, text=True).stdout)
 print("watching", pid, flush=True)
 while not (turns := journal.in_flight_turns()):
-    time.sleep(0.2)
+    time.sleep(1)  # the turn waits on Notes for longer; a tighter poll takes the guest's CPU
 os.kill(pid, 9)
 print("killed", pid, "while doing", turns[0].steps[-1].target, flush=True)
 """
 
 
+# One saying takes this host's emulated guest about ten minutes to hear (Whisper's encoder
+# alone took five): room for two, and the restart after.
+@pytest.mark.timeout(3000)
 def test_spoken_command_cut_by_kill_9_is_reported_after_the_restart(vm: DeviceVM) -> None:
     """"open notes" said into the microphone: the unit hears it and launches Notes, a
     slow-starting app (images/rootfs/test/etc/appliance/apps), then waits for its window; kill -9
@@ -146,14 +149,20 @@ def test_spoken_command_cut_by_kill_9_is_reported_after_the_restart(vm: DeviceVM
     vm.sh("nohup /opt/appliance/bin/python /tmp/kill-in-flight.py >/tmp/kill.log 2>&1 &",
           user=True)
     vm.wait_for("grep -q watching /tmp/kill.log", timeout=300)
+    # The restarted unit says "Ready." first, its microphone muted meanwhile: Piper takes minutes
+    # under software emulation, and a command said then is lost.
+    vm.wait_for(f"journalctl -b -o cat _PID={before} | grep -q '^appliance.voice.pipeline: said '",
+                timeout=600, every=5)
 
     def killed() -> bool:
         return "killed" in vm.sh("cat /tmp/kill.log").out
 
     # Whisper under software emulation takes minutes for one sentence: few tries, long waits.
-    assert vm.say_until("hey juniper, open notes", "open-notes", killed, tries=2, wait_s=480), (
-        vm.sh("cat /tmp/kill.log; journalctl --no-pager -n 40 _UID=$(id -u appliance) "
-              "| grep -v ALSA").out
+    assert vm.say_until("hey juniper, open notes", "open-notes", killed, tries=2, wait_s=1080), (
+        vm.sh("cat /tmp/kill.log; journalctl --no-pager -b _UID=$(id -u appliance) "
+              "| grep -v -e ALSA -e 'lost audio' | tail -n 60; "
+              "journalctl --no-pager -b _UID=$(id -u appliance) | grep 'lost audio' | tail -n 3",
+              timeout=120).out
     )
     vm.wait_ready(old_pid=before, timeout=600)
     said = vm.journal_py(

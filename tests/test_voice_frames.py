@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
+import pytest
 from pipecat.frames.frames import Frame, TranscriptionFrame, TTSSpeakFrame
 from pipecat.tests.utils import run_test
 
@@ -93,7 +95,8 @@ def test_a_silent_question_opens_the_gate_and_settles() -> None:
     assert sink.spoken == [("t2", "")]
 
 
-def test_output_alone_owns_answering_and_settled() -> None:
+def test_output_alone_owns_answering_and_settled(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="appliance.voice.pipeline")
     sink = Sink(Reply("", "", False))
     output = SpeechOutput(sink, None, AudioClock(), lambda: None)
     asked = Reply("t3", "Send it?", True)
@@ -104,3 +107,5 @@ def test_output_alone_owns_answering_and_settled() -> None:
     assert not output.idle(3)
     assert [type(f) for f in up] == [OpenWindowFrame]
     assert sink.spoken == [("t3", "Send it?")]
+    # The device's log says the reply ended (the booted-image test waits on it), not its words.
+    assert [r.getMessage() for r in caplog.records] == ["said 0.0 s of speech"]

@@ -235,17 +235,31 @@ class DeviceVM:
         return self.monotonic()
 
     def say_until(self, words: str, name: str, done: Callable[[], bool], tries: int = 3,
-                  wait_s: float = 120) -> bool:
+                  wait_s: float = 120, answered_s: float = 120, every_s: float = 5) -> bool:
         """Say it again, as a person would, while it is not done: the first time may fall while
-        the appliance is still saying "Ready." (its microphone is muted while it speaks)."""
+        the appliance is still saying "Ready." (its microphone is muted while it speaks). A
+        saying the appliance has finished hearing gets `answered_s` more to be done; one still
+        being heard gets all of `wait_s` (Whisper takes minutes under software emulation)."""
         for attempt in range(tries):
+            before = self.segments_heard()
             self.say(words, f"{name}-{attempt}")
             deadline = time.monotonic() + wait_s
+            answered = False
             while time.monotonic() < deadline:
                 if done():
                     return True
-                time.sleep(0.5)
+                if not answered and self.segments_heard() > before:
+                    answered = True
+                    deadline = min(deadline, time.monotonic() + answered_s)
+                time.sleep(every_s)
         return done()
+
+    def segments_heard(self) -> int:
+        """Segments the appliance finished hearing this boot: the voice layer logs one line for
+        each, whatever it was taken for (APPLIANCE_LOG=info in the image's unit)."""
+        shown = self.sh("journalctl --no-pager -b -o cat _UID=$(id -u appliance) "
+                        "| grep -c '^appliance.voice.gate: heard '", timeout=60)
+        return int(shown.out.strip() or 0)
 
     def monotonic(self) -> float:
         """The guest's CLOCK_MONOTONIC, the clock systemd's *TimestampMonotonic use."""

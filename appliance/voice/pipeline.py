@@ -310,6 +310,8 @@ class SpeechOutput(FrameProcessor):
         elif self._speaker is not None:
             self._speaker.reply_done()
         self.speaking = self.replying = False
+        # Its length only, as the gate logs only a count of words: a reply may read out a message.
+        log.info("said %.1f s of speech", timings["spoken_s"])
         if done.reply.expects_answer:
             await self.push_frame(OpenWindowFrame(at_s=self._mute_until_s), FrameDirection.UPSTREAM)
         reply = done.reply
