@@ -152,10 +152,10 @@ def test_spoken_command_cut_by_kill_9_is_reported_after_the_restart(vm: DeviceVM
     # The restarted unit says "Ready." first, its microphone muted meanwhile: a command said
     # then is lost. How long it takes measures the guest.
     ready_at = vm.unit_time("appliance.service", user=True)
-    said = vm.wait_for(f"journalctl -b -o short-monotonic _PID={before} "
-                       "| grep -m1 'appliance.voice.pipeline: said '", timeout=600, every=5)
-    said_at = re.match(r"\[\s*([0-9.]+)\]", said.out.strip())  # the journal's monotonic clock
-    took = float(said_at.group(1)) - ready_at if said.ok and said_at else math.inf
+    ready_said = vm.wait_for(f"journalctl -b -o short-monotonic _PID={before} "
+                             "| grep -m1 'appliance.voice.pipeline: said '", timeout=600, every=5)
+    said_at = re.match(r"\[\s*([0-9.]+)\]", ready_said.out.strip())  # the journal's monotonic clock
+    took = float(said_at.group(1)) - ready_at if ready_said.ok and said_at else math.inf
     if took > READY_SAID_MAX_S:
         pytest.skip(f'the guest took {took:.0f} s to say "Ready." (more than '
                     f"{READY_SAID_MAX_S:.0f} s): this host emulates it too slowly to hear a "

@@ -49,7 +49,7 @@ class WebRTCVADAnalyzer(VADAnalyzer):
     def _get_smoothed_volume(self, audio: bytes) -> float:
         # pipecat measures BS.1770 loudness over 400 ms for every 20 ms frame; it only gates
         # speech against min_volume, so with none set it is work for nothing (a tenth of the
-        # analyzer's time in the software-emulated device image, 0.18 ms a frame here).
+        # analyzer's time in the software-emulated device image; 0.18 ms a frame on a host CPU).
         if self.settings.min_volume <= 0:
             return 1.0
         return super()._get_smoothed_volume(audio)
