@@ -64,6 +64,7 @@ from appliance.voice.wake_spotter import (
     SpeechEmbedding,
     WakeSpotter,
     speech_embedding,
+    windows,
 )
 from appliance.wiring import build_planner, opened_desktop
 
@@ -839,14 +840,34 @@ def test_the_spotter_reads_the_sound_alone() -> None:
     assert spotter.score(pad) < 0.0
 
 
+def test_every_window_of_ends_is_scored_the_last_one_too() -> None:
+    """The melspectrogram model reads 512 samples a frame: HEARD_BYTES holds the last scored
+    window's audio and no more, and a score is that of the same windows cut from the whole
+    utterance's embeddings (until s26 the window ending 2.0 s in was never scored)."""
+    spotter = WakeSpotter.load("hey juniper")
+    assert spotter is not None
+    embedding = speech_embedding()
+    assert len(embedding.embed(bytes(HEARD_BYTES), FIRST, ENDS[-1])) == ENDS[-1] - FIRST + 1
+    assert len(embedding.embed(bytes(HEARD_BYTES - 2), FIRST, ENDS[-1])) == ENDS[-1] - FIRST
+    long = segment("Hey juniper, type hello grandma in the message box.")
+    whole = embedding.embed(long)
+    assert len(whole) > ENDS[-1]
+    by_end = {end: float(spotter.logits(windows(whole[:end + 1])[-1:])[0]) for end in ENDS}
+    assert spotter.score(long) == pytest.approx(max(by_end.values()), abs=0.05)
+    read = windows(embedding.embed(long[:HEARD_BYTES], FIRST, ENDS[-1]), FIRST)
+    assert len(read) == len(ENDS)
+    assert float(spotter.logits(read[-1:])[0]) == pytest.approx(by_end[ENDS[-1]], abs=0.05)
+
+
 def test_a_lone_wake_phrase_cut_short_is_scored_as_if_silence_followed(
     recognizer: ClosedWhisperRecognizer,
 ) -> None:
     """The VAD hands over a lone "Hey juniper." heard early (60 ms into the silence after it)
     about 1.1 s long with Whisper's tail, too short for any window ending where training's
-    positives end. Scored on the windows there are, Piper's scores 6.9 here (not sure) and
+    positives end. Scored on the windows there are, Piper's scored 6.9 here (not sure) and
     over a reply's echo it fell below the veto; scored as a stream goes on, in silence, it
-    is sure."""
+    is sure. (6.9 was without the window ending at its end, which the spotter dropped until
+    s26; with it, 14.5.)"""
     spotter = WakeSpotter.load("hey juniper")
     assert spotter is not None
     phrase = speech_pcm("Hey juniper.")
@@ -855,8 +876,6 @@ def test_a_lone_wake_phrase_cut_short_is_scored_as_if_silence_followed(
     short = (bytes(int(0.2 * PIPELINE_RATE) * 2) + phrase[first * 2 : last * 2]
              + bytes(int(tail * PIPELINE_RATE) * 2))
     assert len(short) / 2 / PIPELINE_RATE < 1.19  # no window of training's positives fits
-    there = spotter.score_embeddings(speech_embedding().embed(short, FIRST, ENDS[-1]), FIRST)
-    assert there < SPOTTER_SURE  # the control: the windows it has
     assert spotter.score(short) == spotter.score(short + bytes(PIPELINE_RATE * 2))
     assert spotter.score(short) >= SPOTTER_SURE
     rule = ClosedWhisperRecognizer(recognizer.engine, wake_check=WAKE_CHECKS["spotter"])

@@ -31,7 +31,9 @@ FEATURES = 96
 MEL_BINS = 32
 MEL_FRAMES = 76  # melspectrogram frames per embedding
 MEL_STEP = 8  # frames from one embedding to the next
-MEL_WINDOW, MEL_HOP = 400, 160  # samples per melspectrogram frame, and between two
+MEL_WINDOW, MEL_HOP = 512, 160
+"""Samples a melspectrogram frame reads (its FFT's, not openWakeWord's 25 ms: the model gives
+1 + (n - 512) // 160 frames of n samples), and from one frame to the next."""
 FIRST = ENDS[0] - WINDOW + 1
 """The first embedding a scored window reads."""
 HEARD_BYTES = ((ENDS[-1] * MEL_STEP + MEL_FRAMES - 1) * MEL_HOP + MEL_WINDOW
@@ -84,7 +86,7 @@ class SpeechEmbedding:
         last = there - 1 if last is None else min(last, there - 1)
         if last < first:
             return np.zeros((0, FEATURES), np.float32)
-        # A melspectrogram frame reads its own 25 ms alone: the audio they need is enough.
+        # A melspectrogram frame reads its own 32 ms: the audio they need is enough.
         start = first * MEL_STEP * MEL_HOP
         end = ((last * MEL_STEP + MEL_FRAMES - 1) * MEL_HOP) + MEL_WINDOW
         # openWakeWord's scaling of the melspectrogram into the embedding's range.
