@@ -6,9 +6,11 @@ the appliance user inside its session (systemctl --user, busctl --user and the A
 {"id": 2, "put": "/tmp/x.wav", "hex": "..."} writes a file (a command line holds 128 KiB at most).
 """
 
+import io
 import json
 import os
 import pwd
+import select
 import subprocess
 import sys
 import time
@@ -50,23 +52,49 @@ def shell(request: dict) -> dict:
         return {"rc": -1, "out": str(e.stdout or ""), "err": f"timed out after {e.timeout} s"}
 
 
+def send(channel: io.RawIOBase, data: bytes) -> None:
+    """Write all of `data`: a virtio port takes what fits in its buffers (about 32 KB) a write."""
+    view = memoryview(data)
+    while view:
+        written = channel.write(view)
+        if not written:  # a full non-blocking channel
+            select.select([], [channel], [])
+            continue
+        view = view[written:]
+
+
+def serve(channel: io.RawIOBase, until_closed: bool = False) -> None:
+    """Answer each request line on `channel`; at its end, wait for a host (a virtio port reads
+    nothing until one connects) or, `until_closed`, return."""
+    buffer, scanned = bytearray(), 0
+    while True:
+        chunk = channel.read(65536)
+        if chunk is None:  # a non-blocking channel with nothing yet
+            select.select([channel], [], [])
+            continue
+        if not chunk:
+            if until_closed:
+                return
+            time.sleep(0.1)
+            continue
+        buffer += chunk
+        # Only the new bytes are searched for the line's end: a put of megabytes arrives in
+        # thousands of reads.
+        while (end := buffer.find(b"\n", scanned)) >= 0:
+            line = bytes(buffer[:end])
+            del buffer[:end + 1]
+            scanned = 0
+            if line.strip():
+                request = json.loads(line)
+                send(channel, json.dumps({"id": request.get("id"), **run(request)}).encode()
+                     + b"\n")
+        scanned = len(buffer)
+
+
 def main(port: str) -> None:
     with open(port, "r+b", buffering=0) as channel:
-        channel.write(b'{"id": 0, "ready": true}\n')
-        buffer = b""
-        while True:
-            chunk = channel.read(4096)
-            if not chunk:  # no host on the other end yet
-                time.sleep(0.1)
-                continue
-            buffer += chunk
-            while b"\n" in buffer:
-                line, buffer = buffer.split(b"\n", 1)
-                if not line.strip():
-                    continue
-                request = json.loads(line)
-                reply = {"id": request.get("id"), **run(request)}
-                channel.write(json.dumps(reply).encode() + b"\n")
+        send(channel, b'{"id": 0, "ready": true}\n')
+        serve(channel)
 
 
 if __name__ == "__main__":
