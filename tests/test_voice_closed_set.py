@@ -852,7 +852,7 @@ def test_every_window_of_ends_is_scored_the_last_one_too() -> None:
     long = segment("Hey juniper, type hello grandma in the message box.")
     whole = embedding.embed(long)
     assert len(whole) > ENDS[-1]
-    by_end = {end: float(spotter.logits(windows(whole[:end + 1])[-1:])[0]) for end in ENDS}
+    by_end = dict(zip(ENDS, map(float, spotter.logits(windows(whole))), strict=True))
     assert spotter.score(long) == pytest.approx(max(by_end.values()), abs=0.05)
     read = windows(embedding.embed(long[:HEARD_BYTES], FIRST, ENDS[-1]), FIRST)
     assert len(read) == len(ENDS)
@@ -864,10 +864,9 @@ def test_a_lone_wake_phrase_cut_short_is_scored_as_if_silence_followed(
 ) -> None:
     """The VAD hands over a lone "Hey juniper." heard early (60 ms into the silence after it)
     about 1.1 s long with Whisper's tail, too short for any window ending where training's
-    positives end. Scored on the windows there are, Piper's scored 6.9 here (not sure) and
-    over a reply's echo it fell below the veto; scored as a stream goes on, in silence, it
-    is sure. (6.9 was without the window ending at its end, which the spotter dropped until
-    s26; with it, 14.5.)"""
+    positives end. Scored as a stream goes on, in silence, it is sure. (Scored on the windows
+    there were, Piper's was 6.9, not sure, and over a reply's echo below the veto; but that
+    was without the window ending at its end, which the spotter dropped until s26: 14.5.)"""
     spotter = WakeSpotter.load("hey juniper")
     assert spotter is not None
     phrase = speech_pcm("Hey juniper.")
