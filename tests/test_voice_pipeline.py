@@ -473,3 +473,13 @@ def test_bench_reports_tts_and_the_run_process(loaded: Engines) -> None:
     run = bench_rss()  # a child process doing what `appliance run --audio` does
     assert run["heard"] == ["click send"]
     assert 100 < run["peak_rss_mb"] < 2000
+
+
+def test_bench_idle_cpu_is_measured_after_start_up(loaded: Engines) -> None:
+    """`idle_listening` runs the live loop on a silent microphone and counts only what it takes
+    once started: the share is measured from the microphone's settle point to its end."""
+    from appliance.voice.bench import SilentMicrophone
+
+    microphone = SilentMicrophone(1.5, settle_s=0.5)
+    run_voice(microphone, ScriptedSink(), loaded, None, VoiceOptions())
+    assert microphone.cpu_share is not None and 0 < microphone.cpu_share < 2
