@@ -21,8 +21,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from appliance.bench.spoken.corpus import audio, items, sample
 from appliance.bench.spoken.outcome import _normal, heard_on, scene_path
 from appliance.desktop.model import Snapshot
@@ -36,7 +34,7 @@ from appliance.voice.closed_whisper import (
     written,
 )
 from appliance.voice.commands import engines
-from appliance.voice.stt_whisper import trim_silence
+from appliance.voice.stt_whisper import speech_of
 from appliance.voice.wake import words
 
 NEAR = 24
@@ -76,7 +74,7 @@ def record(per: int, seed: int) -> None:
         heard = rec.hear(pcm, sentences, vocabulary)
         now = (heard.wake and not heard.doubtful
                and _plan(item.scene, rec._command(heard.text, True)) == want)
-        samples = trim_silence(np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0)
+        samples = speech_of(pcm)
         fixed = rec._fixed_pass(samples, FULL_WINDOW, vocabulary)
         if heard.wake and rec.wake_check is not None and rec.wake_check.spotted(heard.spot):
             fixed = rec._woken(fixed)

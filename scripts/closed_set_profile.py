@@ -25,7 +25,7 @@ from appliance.bench.spoken.corpus import audio, items, sample
 from appliance.bench.spoken.outcome import heard_on
 from appliance.voice.closed_whisper import ClosedWhisperRecognizer
 from appliance.voice.commands import engines
-from appliance.voice.stt_whisper import trim_silence
+from appliance.voice.stt_whisper import speech_of
 
 STAGES = ("encode", "greedy", "token_logprobs")
 
@@ -82,7 +82,7 @@ def windows(rec: ClosedWhisperRecognizer, pads: list[float], n: int) -> None:
     conds = [c for c in CONDITIONS if c.name in ("clean", "snr10")]
     lost: collections.Counter[str] = collections.Counter()
     for item in sample(items("tune", conds), 1, seed=3)[:n]:
-        x = trim_silence(np.frombuffer(audio(item), dtype="<i2").astype(np.float32) / 32768.0)
+        x = speech_of(audio(item))
         feats = fw.feature_extractor(x)
         row: dict[str, Any] = {"item": item.item_id}
         for pad in [None, *pads]:

@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from wake_tune import COND_NAMES, NEAR_MISSES
 
 from appliance.bench.spoken.conditions import CONDITIONS
@@ -44,7 +43,7 @@ from appliance.voice.closed_whisper import (
     WakeEvidence,
 )
 from appliance.voice.commands import engines
-from appliance.voice.stt_whisper import RATE, TRAILING_SILENCE_S, trim_silence
+from appliance.voice.stt_whisper import RATE, TRAILING_SILENCE_S, speech_of
 
 COMMAND_KINDS = frozenset({"sentence", "doubtful", "alone"})
 """What may follow a doubtful wake phrase the command check takes (ClosedWhisperRecognizer.hear:
@@ -96,7 +95,7 @@ def record(per: int, alone: bool) -> None:
         row: dict[str, Any] = {"wake": wake, "voice": label, "cond": cond_name, "said": said,
                                "fixed": heard.wake, "text": heard.text, "kind": kind(heard)}
         if heard.wake:
-            x = trim_silence(np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0)
+            x = speech_of(pcm)
             row["evidence"] = rec.wake_evidence(*rec.scorer.encode(x)).__dict__
         print(json.dumps(row), flush=True)
         if n % 100 == 0:

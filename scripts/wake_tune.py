@@ -23,8 +23,6 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from appliance.bench.spoken.conditions import CONDITIONS, Condition
 from appliance.bench.spoken.corpus import (
     _noise_for,
@@ -36,7 +34,7 @@ from appliance.bench.spoken.corpus import (
 )
 from appliance.voice.closed_whisper import ClosedWhisperRecognizer
 from appliance.voice.commands import engines
-from appliance.voice.stt_whisper import NO_SPEECH_MAX, RATE, TRAILING_SILENCE_S, trim_silence
+from appliance.voice.stt_whisper import NO_SPEECH_MAX, RATE, TRAILING_SILENCE_S, speech_of
 
 COND_NAMES = ("clean", "snr10", "snr5", "reverb")
 NEAR_MISSES = (
@@ -81,7 +79,7 @@ ALIGN_BATCH = 4
 def features(rec: ClosedWhisperRecognizer, pcm: bytes) -> dict[str, Any]:
     scorer = rec.scorer
     tok = scorer.tokenizer
-    x = trim_silence(np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0)
+    x = speech_of(pcm)
     encoded, frames = scorer.encode(x)
     fixed, _ftok, flp, fns = scorer.greedy(encoded, rec._prompt)
     plain, ptok, plp, pns = scorer.greedy(encoded, rec._plain)

@@ -44,7 +44,7 @@ from appliance.voice.stt_whisper import (
     Transcript,
     WhisperEngine,
     bias_prompt,
-    trim_silence,
+    speech_of,
 )
 from appliance.voice.wake import WakeGate, words
 from appliance.voice.wake_spotter import WakeSpotter
@@ -417,7 +417,7 @@ class ClosedWhisperRecognizer:
     ) -> Heard:
         """`vocabulary`: the screen's words, for the open path's prompt (never the wake's).
         `over_reply`: said over the appliance's own voice, so the spotter has no say (below)."""
-        audio = trim_silence(np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0)
+        audio = speech_of(pcm)
         # The spotter never heard the echo canceller's leftovers in training: over a reply Piper's
         # "Hey juniper." scores 6.4 to 12.6 with where the echo falls, 11.9 alone
         # (docs/barge-in.md). Whisper's evidence decides there, as the command check does.

@@ -94,6 +94,11 @@ def trim_silence(
     return audio[start:end]
 
 
+def speech_of(pcm: bytes) -> npt.NDArray[np.float32]:
+    """16-bit little-endian PCM as Whisper reads it: floats in [-1, 1), silence trimmed."""
+    return trim_silence(np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0)
+
+
 def bias_prompt(vocabulary: list[str], wake_phrase: str = "", limit: int = 400) -> str | None:
     """Whisper follows a prompt written like the speech it expects far better than a bare word
     list ("Hey Juniper, undo that" instead of "hey do you wanna do that"), so the screen's names
@@ -133,7 +138,7 @@ class WhisperEngine:
         self, pcm: bytes, vocabulary: list[str] | None = None, wake_phrase: str = ""
     ) -> Transcript:
         start = time.monotonic()
-        audio = trim_silence(np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0)
+        audio = speech_of(pcm)
         segments = self._decode(audio, bias_prompt(vocabulary or [], wake_phrase))
         if any(seg.compression_ratio > MAX_COMPRESSION_RATIO for seg in segments):
             # The prompt can send greedy decoding round a loop ("hit, hit, hit, ..."); the same
