@@ -14,7 +14,6 @@ import yaml
 from appliance.bench.spoken.conditions import (
     CONDITIONS,
     PAD_S,
-    as_float,
     make_babble,
     mix_at_snr,
     reverberate,
@@ -24,7 +23,7 @@ from appliance.bench.spoken.conditions import (
 from appliance.bench.spoken.corpus import _cached, clean_speech, items, load_part
 from appliance.bench.spoken.outcome import planned
 from appliance.bench.spoken.voices import Voice
-from appliance.voice.audio_file import PIPELINE_RATE
+from appliance.voice.audio_file import PIPELINE_RATE, pcm16_to_float
 
 COMMANDS_YAML = Path(__file__).parents[1] / "appliance/intents/sentences/commands.yaml"
 needs_tts = pytest.mark.skipif(
@@ -103,9 +102,9 @@ def test_noise_is_mixed_at_the_asked_snr(target: float, kind: str) -> None:
         noise = np.tile(make_babble(streams), 4)[: int(seconds * PIPELINE_RATE) + 1]
     else:
         noise = sox_noise(kind, seconds, seed=7)  # type: ignore[arg-type]
-    mixed = as_float(mix_at_snr(speech, noise, target))
+    mixed = pcm16_to_float(mix_at_snr(speech, noise, target))
     pad = int(PAD_S * PIPELINE_RATE)
-    s = as_float(speech)
+    s = pcm16_to_float(speech)
     words = mixed[pad : pad + len(s)].astype(np.float64)
     gain = float(np.dot(words, s) / np.dot(s, s))  # the mix may be scaled down as a whole
     assert snr_db(gain * s, words - gain * s) == pytest.approx(target, abs=0.5)
@@ -115,9 +114,9 @@ def test_noise_is_mixed_at_the_asked_snr(target: float, kind: str) -> None:
 @needs_tts
 def test_reverb_changes_the_audio() -> None:
     speech = clean_speech(Voice(engine="flite", name="kal"), "Hey juniper, click send.")
-    wet = as_float(reverberate(speech, 70))
+    wet = pcm16_to_float(reverberate(speech, 70))
     pad = int(PAD_S * PIPELINE_RATE)
-    dry = np.concatenate([np.zeros(pad), as_float(speech), np.zeros(pad)])
+    dry = np.concatenate([np.zeros(pad), pcm16_to_float(speech), np.zeros(pad)])
     n = min(len(wet), len(dry))
     diff = wet[:n] - dry[:n] * float(np.dot(wet[:n], dry[:n]) / np.dot(dry[:n], dry[:n]))
     # Far from a scaled copy: the room's reflections are a large part of what is heard.

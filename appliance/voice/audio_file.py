@@ -33,7 +33,7 @@ def _to_float(raw: bytes, width: int, channels: int) -> np.ndarray:
     if width == 1:  # 8-bit WAV is unsigned
         samples = (np.frombuffer(raw, dtype=np.uint8).astype(np.float32) - 128.0) / 128.0
     elif width == 2:
-        samples = np.frombuffer(raw, dtype="<i2").astype(np.float32) / 32768.0
+        samples = pcm16_to_float(raw)
     elif width == 3:
         b = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 3).astype(np.int32)
         ints = b[:, 0] | (b[:, 1] << 8) | (b[:, 2] << 16)
@@ -45,6 +45,11 @@ def _to_float(raw: bytes, width: int, channels: int) -> np.ndarray:
     return mono
 
 
+def pcm16_to_float(data: bytes) -> np.ndarray:
+    """Signed 16-bit little-endian samples as float32 in [-1, 1)."""
+    return np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
+
+
 def float_to_pcm16(samples: np.ndarray) -> bytes:
     clipped = np.clip(samples, -1.0, 1.0)
     return bytes((clipped * 32767.0).astype("<i2").tobytes())
@@ -53,8 +58,7 @@ def float_to_pcm16(samples: np.ndarray) -> bytes:
 def resample_pcm16(data: bytes, rate_in: int, rate_out: int) -> bytes:
     if rate_in == rate_out or not data:
         return data
-    samples = np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
-    return float_to_pcm16(soxr.resample(samples, rate_in, rate_out))
+    return float_to_pcm16(soxr.resample(pcm16_to_float(data), rate_in, rate_out))
 
 
 def _starts_like_wav(path: Path) -> bool:

@@ -26,6 +26,7 @@ from pipecat.services.settings import STTSettings
 from pipecat.services.stt_service import STTService
 from pipecat.utils.time import time_now_iso8601
 
+from appliance.voice.audio_file import pcm16_to_float
 from appliance.voice.errors import VoiceError
 
 log = logging.getLogger(__name__)
@@ -96,7 +97,7 @@ def trim_silence(
 
 def speech_of(pcm: bytes) -> npt.NDArray[np.float32]:
     """16-bit little-endian PCM as Whisper reads it: floats in [-1, 1), silence trimmed."""
-    return trim_silence(np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0)
+    return trim_silence(pcm16_to_float(pcm))
 
 
 def bias_prompt(vocabulary: list[str], wake_phrase: str = "", limit: int = 400) -> str | None:

@@ -10,7 +10,14 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from appliance.voice.audio_file import PIPELINE_RATE, Pcm, float_to_pcm16, load_wav, write_wav
+from appliance.voice.audio_file import (
+    PIPELINE_RATE,
+    Pcm,
+    float_to_pcm16,
+    load_wav,
+    pcm16_to_float,
+    write_wav,
+)
 
 NoiseKind = Literal["pink", "brown", "babble"]
 PAD_S = 0.3
@@ -38,13 +45,9 @@ CONDITIONS = (
 NOISES: tuple[NoiseKind, ...] = ("pink", "brown", "babble")
 
 
-def as_float(pcm: bytes) -> np.ndarray:
-    return np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
-
-
 def trim_silence(pcm: bytes, floor: float = 0.01) -> bytes:
     """The TTS output without its leading and trailing silence (engines pad differently)."""
-    x = as_float(pcm)
+    x = pcm16_to_float(pcm)
     loud = np.flatnonzero(np.abs(x) > floor * max(float(np.abs(x).max(initial=0.0)), 1e-9))
     if loud.size == 0:
         return pcm
@@ -69,7 +72,7 @@ def sox_noise(kind: Literal["pink", "brown"], seconds: float, seed: int) -> np.n
         subprocess.run(["sox", "-R", "-n", "-r", str(PIPELINE_RATE), "-c", "1", "-b", "16",
                         str(out), "synth", f"{total:.2f}", f"{kind}noise"],
                        check=True, capture_output=True)
-        x = as_float(load_wav(out).data)
+        x = pcm16_to_float(load_wav(out).data)
     start = int((seed % 97) / 10 * PIPELINE_RATE)
     return x[start : start + int(seconds * PIPELINE_RATE)]
 
@@ -84,7 +87,7 @@ def babble_at(babble: np.ndarray, seconds: float, seed: int) -> np.ndarray:
 
 def make_babble(streams: list[bytes]) -> np.ndarray:
     """Several voices talking at once: the streams summed, each at the same power."""
-    xs = [as_float(s) for s in streams if s]
+    xs = [pcm16_to_float(s) for s in streams if s]
     n = max(len(x) for x in xs)
     out = np.zeros(n, dtype=np.float32)
     for x in xs:
@@ -94,7 +97,7 @@ def make_babble(streams: list[bytes]) -> np.ndarray:
 
 def mix_at_snr(speech: bytes, noise: np.ndarray, target_db: float) -> bytes:
     """PAD_S of noise, the words with the noise scaled to `target_db` under them, PAD_S more."""
-    s = as_float(speech)
+    s = pcm16_to_float(speech)
     pad = int(PAD_S * PIPELINE_RATE)
     need = len(s) + 2 * pad
     # np.resize repeats a noise a sample or two short (the caller's rounding of seconds).
