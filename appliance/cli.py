@@ -20,9 +20,10 @@ from appliance.audit.timeline import AuditQueryError
 from appliance.desktop.model import Desktop, DesktopError
 from appliance.desktop.scene import SceneError
 from appliance.desktop.sim import SimDesktop
+from appliance.journal.serving import renewed
 from appliance.journal.store import StoreError
 from appliance.journal.verification import HeadError
-from appliance.limits import MAX_UTTERANCE_CHARS, control_characters
+from appliance.limits import MAX_UTTERANCE_CHARS, control_characters, escape_controls
 from appliance.settings import Settings, SettingsError, caregiver_name, parse_value
 from appliance.wiring import (
     build_planner,
@@ -76,6 +77,9 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
 
 class CliError(Exception):
     """A one-line error for the user."""
+
+
+SAY_AGAIN = "That turn could not be finished; say it again."
 
 
 def checked_words(text: str, doing: str) -> str:
@@ -140,7 +144,16 @@ def say(
     journal = open_journal(store)
     with opened_desktop(desktop) as screen:
         session = new_session(journal, screen, journal_planner(journal))
-        report = session.say(text)
+        try:
+            report = session.say(text)
+        except Exception as e:
+            fresh = renewed(journal, e)  # a damaged page met part-way: set aside for the next
+            if fresh is None:
+                raise
+            raise CliError(" ".join([*fresh.take_notices(), SAY_AGAIN])) from None
+    fresh = renewed(journal, notices=report.notices)  # the turn's reads met a damaged page
+    if fresh is not None:
+        report.notices += fresh.take_notices()
     if as_json:
         data = report.as_json()
         scene = _scene_json(screen)
@@ -150,7 +163,7 @@ def say(
     else:
         for notice in report.notices:
             typer.echo(notice, err=True)
-        typer.echo(report.spoken)
+        typer.echo(escape_controls(report.spoken))
 
 
 @app.command()
@@ -173,9 +186,13 @@ def plan(
     with opened_desktop(desktop, write_back=False) as screen:
         snapshot: Snapshot = screen.snapshot()
     if show_context:
+        from appliance.intents.grammar import GrammarPlanner
         from appliance.intents.prompt import render_context
 
-        typer.echo(render_context(text, snapshot), nl=False)
+        # The request is hidden as `say` hides it in the journal; the grammar alone decides
+        # whether it carries a secret, so showing the context never waits on the model.
+        judged = validate(GrammarPlanner().plan(text, snapshot).intent, snapshot, settings)
+        typer.echo(render_context(judged.shown_words(text, snapshot), snapshot), nl=False)
         return
     proposal = build_planner(settings).plan(text, snapshot)
     verdict = validate(proposal.intent, snapshot, settings)
@@ -258,8 +275,8 @@ def audit_verify(
     journal = open_journal(store or ctx.obj, create=False)
     breaks = journal.verify(expected)
     if breaks:
-        for b in breaks[1:]:
-            typer.echo(f"also: {b}", err=True)
+        for b in breaks[1:]:  # stored text in a break is shown escaped, never run by the terminal
+            typer.echo(escape_controls(f"also: {b}"), err=True)
         first = str(breaks[0])
         whole = first.startswith(("cannot verify", "the journal cannot", "the journal file"))
         raise CliError(first if whole else f"journal tampered: {first}")
@@ -375,7 +392,7 @@ def settings_show(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
         _print_json(current.model_dump(mode="json"))
     else:
         for key, value in current.model_dump(mode="json").items():
-            typer.echo(f"{key} = {value}")
+            typer.echo(escape_controls(f"{key} = {value}"))
 
 
 # A value may be a negative number (`-5`), which click would otherwise take for an option.
@@ -389,7 +406,10 @@ def settings_set(
     """Change a setting; the journal records who changed what from what to what."""
     by = caregiver_name(by)
     parsed = parse_value(key, value)
-    old, new = open_journal(store).change_setting(key, parsed, by=by)
+    journal = open_journal(store)
+    old, new = journal.change_setting(key, parsed, by=by)
+    for notice in journal.take_notices():  # e.g. a damaged file set aside on opening it
+        typer.echo(notice, err=True)
     typer.echo(f"{key}: {old} -> {new} (by {by})")
 
 
@@ -853,7 +873,7 @@ def _extra_errors() -> tuple[type[Exception], ...]:
 
 def _fail(message: str, code: int = 1) -> None:
     first = message.strip().splitlines()[0] if message.strip() else "error"
-    typer.echo(f"appliance: {first}", err=True)
+    typer.echo(f"appliance: {escape_controls(first)}", err=True)
     sys.exit(code)
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from appliance.desktop.marks import Marks
 from appliance.intents.planner import Planner
 from appliance.journal.application import Journal
+from appliance.journal.serving import renewed
 from appliance.journal.store import StoreError
 from appliance.panel.link import NullPanel, Panel, PanelLink
 from appliance.panel.state import Badge, Bounds, Mode, PanelState
@@ -166,6 +167,9 @@ class Kiosk:
             self.input = SwitchInput(self.settings, self.on_switch, self._on_fault)
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
+        # Who else holds the journal (the voice sink), told when a damaged one is set aside.
+        self.followers: list[Callable[[Journal], None]] = []
+        self._set_aside = ""  # after the panel's head once this process went on in a new journal
 
     def attach_speaker(self, say: Callable[[str], None]) -> None:
         """The voice pipeline is up: the switch's words go out through its TTS from now on."""
@@ -213,21 +217,55 @@ class Kiosk:
 
     def on_switch(self, event: Edge | Press) -> None:
         with self.lock:
+            self._follow()
             self.controller.handle(event)
+            self._note_head()
+
+    def _follow(self) -> None:
+        """Before writing: never into a file another process set aside as damaged (its old
+        position would stand as the new journal's witness); called under the lock."""
+        try:
+            fresh = renewed(self.journal)
+        except StoreError as e:  # the new one cannot be opened: said, and tried again next time
+            log.warning("%s", e)
+            return
+        if fresh is not None:
+            self.use_journal(fresh)
+
+    def use_journal(self, journal: Journal) -> None:
+        """Go on in `journal`: the damaged one was set aside (appliance/journal/serving.py).
+        The panel says so after the head until the kiosk restarts."""
+        with self.lock:  # the voice side's fault path comes from the audio thread
+            self.journal = journal
+            self.controller.journal = journal
+            for follower in self.followers:
+                follower(journal)
+            self._set_aside = " (a damaged journal was set aside: see Health)"
             self._note_head()
 
     def _note_head(self) -> None:
         """The journal's head on the panel, the witness a caregiver notes to catch a truncation
         later (`audit verify --expect`); read under the lock, after the turn's last write."""
         try:
-            self.feed.journal = f"Journal {self.journal.head()}"
+            self.feed.journal = f"Journal {self.journal.head()}{self._set_aside}"
         except StoreError as e:
-            self.feed.journal = "Journal unreadable"
-            log.warning("%s", e)
+            try:
+                fresh = renewed(self.journal, e)  # a damaged page under the head: go on afresh
+            except StoreError:
+                fresh = None
+            if fresh is None:
+                self.feed.journal = "Journal unreadable"
+                log.warning("%s", e)
+                return
+            self.use_journal(fresh)
+            notices = fresh.take_notices()  # said now: the switch's turn is already over
+            if notices:
+                self.speak(" ".join(notices))
 
     def _on_fault(self, message: str) -> None:
         """The switch went, came back, or was never there: journal it and say it once."""
         with self.lock:
+            self._follow()
             self.journal.device_fault(SWITCH_DEVICE, message)
         self.on_notice(message)
 
@@ -258,6 +296,7 @@ class Kiosk:
                 return
             with self.lock:
                 try:
+                    self._follow()
                     self.controller.tick(time.monotonic())
                 except Exception:
                     log.exception("switch tick failed")  # the next tick tries again
@@ -292,7 +331,8 @@ def run_kiosk(
         kiosk.feed.overlay(report.marks)
         on_report(report)
 
-    inner = SessionSink(journal, desktop, planner, reported)
+    inner = SessionSink(journal, desktop, planner, reported, on_journal=kiosk.use_journal)
+    kiosk.followers.append(inner.use)
     sink = kiosk.sink(inner)
     service = ServiceNotifier()
     heard = threading.Event()
@@ -321,4 +361,4 @@ def run_kiosk(
         service.close()
         kiosk.stop()
     with kiosk.lock:
-        journal.count_ignored_speech(inner.device, stats.ignored)
+        kiosk.journal.count_ignored_speech(inner.device, stats.ignored)

@@ -30,6 +30,9 @@ MAX_SCREEN_NAMES_SPOKEN = 8
 MAX_SETTING_CHARS = 200
 """A text setting (wake phrase, device name, model name) or a caregiver's name."""
 
+MAX_SCENE_BYTES = 16 * 1024 * 1024
+"""A sim scene file: one screen is kilobytes, so more is the wrong file (or /dev/zero)."""
+
 CUT = " ... (cut: the rest is too long)"
 """Appended wherever text was cut, so a listener or a reader knows there was more."""
 
@@ -48,8 +51,9 @@ def was_cut(value: object) -> bool:
 
 def _is_control(char: str) -> bool:
     # Cc: C0/C1 controls (escape sequences start here); Cf holds the bidi overrides that make
-    # text display in another order than it is stored.
-    return unicodedata.category(char) in ("Cc", "Cf") and char not in "\u200c\u200d"
+    # text display in another order than it is stored; Cs, lone surrogates, stand for stored
+    # bytes that are not UTF-8 and cannot be printed.
+    return unicodedata.category(char) in ("Cc", "Cf", "Cs") and char not in "\u200c\u200d"
 
 
 def control_characters(text: str) -> list[str]:

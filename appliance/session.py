@@ -167,7 +167,9 @@ class Session:
         heard: tuple[str, float | None, dict[str, float]],
         doubt: str,
     ) -> TurnReport:
-        # Read the journal once per utterance: its tail and the settings.
+        # Read the journal once per utterance, from what the chain vouches for: what was added
+        # since the last check (by any process), its tail and the settings.
+        self.journal.check_trust()
         self._recent = self.journal.recent_turns()
         self._settings = self.journal.settings()
         notices = self.journal.take_notices()  # damage found in the journal, said, not raised

@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from appliance.desktop.model import Desktop, DesktopError
+from appliance.desktop.scene import SceneError, check_can_save
 from appliance.desktop.sim import SimDesktop
 from appliance.journal.application import Journal
+from appliance.journal.serving import open_reader, open_writer
 from appliance.journal.store import NoJournal
 from appliance.settings import Settings
 
@@ -21,8 +23,11 @@ if TYPE_CHECKING:  # names for hints only: `appliance --help` loads neither
 
 
 def open_journal(store: str | None, create: bool = True) -> Journal:
-    """The journal at `store` (SQLite path or postgresql:// URL; None is the default file)."""
-    return Journal(store, create=create)
+    """The journal at `store` (SQLite path or postgresql:// URL; None is the default file).
+
+    A SQLite file damaged past serving is set aside and a fresh journal started in its place
+    for a writer, and read around its damage for a reader (appliance/journal/serving.py)."""
+    return open_writer(store) if create else open_reader(store)
 
 
 def journal_settings(store: str | None) -> Settings:
@@ -57,12 +62,24 @@ def journal_planner(journal: Journal, on_default: Callable[[str], None] | None =
 
 @contextmanager
 def opened_desktop(spec: str, write_back: bool = True) -> Iterator[Desktop]:
-    """The desktop named by `spec`; a sim scene is written back when the turn ends."""
+    """The desktop named by `spec`; a sim scene the turn changed is written back when it ends."""
     if spec.startswith("sim:"):
-        sim = SimDesktop.from_file(Path(spec[4:]))
+        path = Path(spec[4:])
+        sim = SimDesktop.from_file(path)
+        if write_back:  # before the turn: none is journaled whose screen could not be kept
+            check_can_save(path)
+        before = sim.scene.to_json() if write_back else None
         yield sim
-        if write_back:
-            sim.save()
+        # Unchanged (a question, a refusal, a look at the names): there is nothing to keep, and
+        # a changed scene means an action was performed and journaled, as the error says.
+        if before is not None and sim.scene.to_json() != before:
+            try:
+                sim.save()
+            except SceneError as e:
+                raise SceneError(
+                    f"the turn was done and journaled, but {e}; the file still shows the "
+                    "screen from before the turn"
+                ) from None
     elif spec == "atspi":
         # Lazy: AT-SPI is an optional extra (the desktop one), absent on a sim-only install.
         from appliance.desktop.atspi import open_desktop

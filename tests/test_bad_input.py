@@ -491,3 +491,153 @@ def test_a_value_an_earlier_version_stored_does_not_stop_the_appliance(tmp_path:
     assert shown.code == 0 and shown.json()["confirm_timeout_s"] == Settings().confirm_timeout_s
     assert kiosk.say("click send")["decision"] == "needs_confirmation"
     assert kiosk.say("yes")["decision"] == "executed", "the question did not time out at once"
+
+
+# -- issue 42, part 6: scenes that are not files, too big, or cannot be kept; --show-context -----
+
+
+def _quick(*args: str, **kwargs: Any) -> Result:
+    """`appliance ARGS` as a new process that must end within a minute (a hang fails the test)."""
+    r = subprocess.run([str(APPLIANCE), *args], capture_output=True, text=True, timeout=60,
+                       check=False, **kwargs)
+    return Result(r.returncode, r.stdout, r.stderr)
+
+
+def _turns(store: Path) -> list[str]:
+    """The events of every turn in the journal at `store` (none when there is no journal)."""
+    if not store.exists():
+        return []
+    timeline = run("audit", "--json", "--store", str(store)).json()
+    return [row["event"] for row in timeline if row["event"] in ("Heard", "TurnEnded")]
+
+
+@pytest.mark.parametrize("kind", ["named pipe", "folder", "socket", "character device"])
+def test_a_scene_that_is_not_a_regular_file_is_refused_at_once(tmp_path: Path, kind: str) -> None:
+    import socket
+
+    scene = tmp_path / "scene.json"
+    bound: socket.socket | None = None
+    if kind == "named pipe":
+        os.mkfifo(scene)  # opened for reading, it waits for a writer that never comes
+    elif kind == "folder":
+        scene.mkdir()
+    elif kind == "socket":
+        bound = socket.socket(socket.AF_UNIX)
+        bound.bind(str(scene))
+    else:
+        scene = Path("/dev/null")
+    store = tmp_path / "journal.sqlite"
+    try:
+        for command in ("say", "plan"):
+            r = _quick(command, "click send", "--desktop", f"sim:{scene}", "--store", str(store))
+            one_line_error(r, str(scene), "not a regular file", kind)
+    finally:
+        if bound is not None:
+            bound.close()
+    assert _turns(store) == [], "no turn was taken"
+
+
+def _limit_memory() -> None:
+    # Before the fix the scene was read whole: /dev/zero then filled memory until MemoryError.
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+def test_dev_zero_as_the_scene_is_refused_without_reading_it(tmp_path: Path) -> None:
+    store = tmp_path / "journal.sqlite"
+    for command in ("say", "plan"):
+        r = _quick(command, "click send", "--desktop", "sim:/dev/zero", "--store", str(store),
+                   preexec_fn=_limit_memory)
+        one_line_error(r, "/dev/zero", "not a regular file", "character device")
+    assert _turns(store) == []
+
+
+def test_a_scene_file_over_the_limit_is_refused_after_reading_one_byte_more(
+    tmp_path: Path,
+) -> None:
+    from appliance.limits import MAX_SCENE_BYTES
+
+    store = tmp_path / "journal.sqlite"
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as f:  # sparse: it takes no room on the disk
+        f.truncate(MAX_SCENE_BYTES + 1)
+    r = _quick("say", "click send", "--desktop", f"sim:{huge}", "--store", str(store),
+               preexec_fn=_limit_memory)
+    one_line_error(r, str(huge), "too big")
+    assert _turns(store) == []
+
+    at_limit = write_scene(tmp_path / "padded.json", messages())
+    with at_limit.open("ab") as f:  # JSON allows trailing whitespace: at the limit, it is read
+        f.write(b" " * (MAX_SCENE_BYTES - at_limit.stat().st_size))
+    r = _quick("plan", "click send", "--desktop", f"sim:{at_limit}", "--json")
+    assert r.code == 0 and r.json()["decision"] == "needs_confirmation", r.err
+
+
+@pytest.fixture
+def read_only_scene(tmp_path: Path) -> Iterator[Path]:
+    """A scene on a read-only tmpfs mount (root in the project's containers may mount)."""
+    where = tmp_path / "ro"
+    where.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)],
+                             capture_output=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (and as root, permission bits are not a test)")
+    try:
+        scene = write_scene(where / "scene.json", messages())
+        remounted = subprocess.run(["mount", "-o", "remount,ro", str(where)],
+                                   capture_output=True, check=False)
+        assert remounted.returncode == 0, remounted.stderr
+        yield scene
+    finally:
+        subprocess.run(["umount", "--lazy", str(where)], check=False)
+
+
+def test_a_scene_on_a_read_only_mount_is_refused_before_the_turn(
+    read_only_scene: Path, tmp_path: Path
+) -> None:
+    before = read_only_scene.read_text()
+    store = tmp_path / "journal.sqlite"
+    r = run("say", "select doctor", "--desktop", f"sim:{read_only_scene}", "--store", str(store))
+    one_line_error(r, str(read_only_scene), "cannot be written back", "read-only file system",
+                   "nothing was done")
+    assert _turns(store) == [], "nothing journaled for a turn whose screen could not be kept"
+    assert read_only_scene.read_text() == before
+    planned = run("plan", "select doctor", "--desktop", f"sim:{read_only_scene}", "--json")
+    assert planned.code == 0 and planned.json()["decision"] == "would_execute", planned.err
+
+
+def test_a_scene_that_cannot_be_written_after_the_turn_says_the_turn_was_journaled(
+    small_tmpfs: Path, tmp_path: Path
+) -> None:
+    """Found only at write time (here the scene's disk is full): the message is the truth."""
+    scene = write_scene(small_tmpfs / "scene.json", messages())
+    before = scene.read_text()
+    with (small_tmpfs / "filler").open("wb", buffering=0) as f, pytest.raises(OSError):
+        while True:
+            f.write(b"\0" * 65536)
+    store = tmp_path / "journal.sqlite"
+    r = run("say", "select doctor", "--desktop", f"sim:{scene}", "--store", str(store))
+    one_line_error(r, "the turn was done and journaled", str(scene), "could not be written back",
+                   "no space left on device")
+    assert _turns(store) == ["Heard", "TurnEnded"]
+    timeline = run("audit", "--json", "--store", str(store)).json()
+    ended = next(row for row in timeline if row["event"] == "TurnEnded")
+    assert ended["data"]["outcome"] == "executed"
+    assert scene.read_text() == before, "the old scene whole, never half a new one"
+    assert sorted(p.name for p in small_tmpfs.iterdir()) == ["filler", "scene.json"]
+
+
+def test_show_context_hides_a_secret_as_every_other_path_does(tmp_path: Path) -> None:
+    from appliance.intents.prompt import render_context
+    from appliance.policy.validator import HIDDEN_WORDS
+
+    scene = write_scene(tmp_path / "scene.json", messages())
+    shown = run("plan", "type 6944 into PIN", "--desktop", f"sim:{scene}", "--show-context")
+    assert shown.code == 0, shown.err
+    assert "6944" not in shown.out
+    assert shown.out.splitlines()[-1] == f"request: {json.dumps(HIDDEN_WORDS)}"
+    plain = run("plan", "type hello into the message box", "--desktop", f"sim:{scene}",
+                "--show-context")
+    snapshot = SimDesktop.from_file(scene).snapshot()
+    assert plain.code == 0 and plain.out == render_context(
+        "type hello into the message box", snapshot
+    ), "a request without a secret is shown exactly as the model gets it"

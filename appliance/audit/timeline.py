@@ -95,7 +95,7 @@ def _detail(name: str, e: Any) -> str:
         case "Prompted":
             return f"the language model was given {len(e.context)} characters (see the turn)"
         case "EpochStarted":
-            return f"journal epoch {e.epoch[:8]}"
+            return _epoch_started(e)
         case "EpochRestarted":
             return f"journal epoch {e.epoch[:8]}: {e.reason}"
         case "JournalChecked":
@@ -103,6 +103,18 @@ def _detail(name: str, e: Any) -> str:
         case "WebAccess":
             return f"{e.what.replace('_', ' ')} by {e.caregiver} from {e.address}"
     return ""
+
+
+def _epoch_started(e: Any) -> str:
+    """The epoch, and the damaged file this journal was started in place of, if it was (an
+    EpochStarted stored before those fields existed has none)."""
+    started = f"journal epoch {e.epoch[:8]}"
+    replaced = getattr(e, "replaces", "")
+    if not replaced:
+        return started
+    head = getattr(e, "replaced_head", "") or "could not be read"
+    return (f"{started}, in place of the damaged {replaced} ({getattr(e, 'damage', '')}; "
+            f"its last head {head})")
 
 
 def _planned(intent: dict[str, Any] | None, planner: str) -> str:

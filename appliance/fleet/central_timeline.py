@@ -12,6 +12,7 @@ from eventsourcing.persistence import StoredEvent
 from appliance.audit.timeline import row_of
 from appliance.fleet.central_store import CentralStore
 from appliance.journal.retention import REMOVED
+from appliance.journal.store import MAPPER_TOPIC
 
 KEPT = "(words kept on the kiosk)"
 """What stands for the words an uplink took out (retention's marker says "removed")."""
@@ -23,7 +24,8 @@ def recent_rows(store: CentralStore, kiosk: str, limit: int = 3000,
     id), oldest first; an event the page cannot read is left out (the kiosk's check names it)."""
     if turn and not all(ch in "0123456789abcdef" for ch in turn):
         return []
-    mapper = Application[UUID](env={"PERSISTENCE_MODULE": "eventsourcing.popo"}).mapper
+    mapper = Application[UUID](env={"PERSISTENCE_MODULE": "eventsourcing.popo",
+                                    "MAPPER_TOPIC": MAPPER_TOPIC}).mapper  # topics: allowlist
     rows = []
     for r in store.recent_events(kiosk, limit, turn):
         try:

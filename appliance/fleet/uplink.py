@@ -25,6 +25,7 @@ from appliance.fleet.outgoing import outgoing_state
 from appliance.fleet.wire import Batch, Position, WireEvent
 from appliance.journal.application import Journal
 from appliance.journal.chain import CHAIN_TABLE, oid_text
+from appliance.journal.serving import renewed
 
 BATCH = 500
 POLL_S = 0.2
@@ -109,6 +110,20 @@ class Uplink:
             held = self._held()
         return held.position
 
+    def _follow(self) -> None:
+        """A journal file the kiosk set aside as damaged (appliance/journal/serving.py): go on
+        with the new journal, under its own epoch, from its first event (which names the old
+        file and the damage, and is followed by the check that raises the care team's alert)."""
+        fresh = renewed(self.journal)
+        epoch = fresh.epoch() if fresh is not None else None
+        if fresh is None or epoch is None:
+            return
+        self.journal, old = fresh, self.journal
+        old.close()  # the file set aside: nothing more is read from it here
+        self.log = LocalNotificationLog(fresh.recorder, section_size=self.batch)
+        self.status.epoch, self.status.acknowledged = epoch, 0
+        self.position = self.checked_at = None
+
     def _held(self) -> Position:
         reply = self._checked(self.client.get("/v1/position", params={"epoch": self.status.epoch}))
         return Position.model_validate_json(reply.content)
@@ -121,6 +136,7 @@ class Uplink:
     def push_once(self) -> int:
         """Send the next batch, if any; returns how many events the server newly holds.
         Raises httpx.HTTPError, Refused or OutOfOrder."""
+        self._follow()
         if self.checked_at is None or self.clock() - self.checked_at > CHECK_EVERY_S:
             self.journal.check_and_record()  # a damaged journal is news for the care team
             self.checked_at = self.clock()

@@ -12,6 +12,7 @@ from eventsourcing.application import Application
 from appliance.fleet.central_store import CentralStore
 from appliance.journal.chain import ChainRow, RawEvent
 from appliance.journal.retention import recorded_removals
+from appliance.journal.store import MAPPER_TOPIC
 from appliance.journal.verification import Break, check_chain
 
 
@@ -26,6 +27,7 @@ def verify_copy(store: CentralStore, kiosk: str, epoch: str, key: bytes) -> list
         chain.append((nid, str(r["digest"]), str(r["link"])))
         if r["redacted_digest"]:
             removed[nid] = str(r["redacted_digest"])
-    mapper = Application[UUID](env={"PERSISTENCE_MODULE": "eventsourcing.popo"}).mapper
+    mapper = Application[UUID](env={"PERSISTENCE_MODULE": "eventsourcing.popo",
+                                    "MAPPER_TOPIC": MAPPER_TOPIC}).mapper  # topics: allowlist
     allowed = {**recorded_removals(events, mapper), **removed}
     return check_chain(events, chain, store.chain_keys(kiosk, epoch), key, allowed)

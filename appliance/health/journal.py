@@ -8,15 +8,17 @@ from pathlib import Path
 
 from appliance.health.check import Check, State, first_line
 from appliance.journal.application import Journal
+from appliance.journal.serving import open_reader, replaced
 from appliance.journal.store import NoJournal, StoreError, default_store_path
 
 LOW_DISK_BYTES = 1 << 30
 
 
 def opened(store: str | None) -> Journal | Check:
-    """The journal at `store` for reading (nothing is created), or the check that says why not."""
+    """The journal at `store` for reading (nothing is created; a damaged file is read around its
+    damage), or the check that says why not."""
     try:
-        return Journal(store, create=False)
+        return open_reader(store)
     except NoJournal as e:
         return Check("Journal", "unknown",
                      f"{e} yet: the appliance makes it on its first command (appliance run)")
@@ -54,6 +56,28 @@ def stored(store: str | None) -> Check:
     """`verified` for the journal at `store`, or why it cannot be opened."""
     journal = opened(store)
     return journal if isinstance(journal, Check) else verified(journal, "Journal")
+
+
+def set_aside(folder: Path, journal: Journal | None = None) -> Check:
+    """Journal files found damaged and set aside in `folder` (appliance/journal/serving.py),
+    and how a caregiver reads what is left of them; `journal` names the damage it replaced."""
+    found = sorted(
+        p for p in folder.glob("*.damaged-*") if not p.name.endswith(("-wal", "-shm"))
+    )
+    if not found:
+        return Check("Damaged journals", "ok", "none set aside")
+    newest = found[-1]
+    gone = replaced(journal) if journal is not None else None
+    why = ""
+    if gone is not None and Path(gone.file).name == newest.name:
+        why = f" ({gone.damage}; its last head {gone.head or 'could not be read'})"
+    others = f", and {len(found) - 1} older: {', '.join(p.name for p in found[:-1])}" if (
+        len(found) > 1) else ""
+    return Check("Damaged journals", "problem", (
+        f"{newest.name} was found damaged{why} and set aside read-only in {folder}; the "
+        f"appliance goes on in a new journal{others}. Read what is left with "
+        f"`appliance audit --store {newest}` and `appliance audit verify --store {newest}`; "
+        "keep the file until it is read or copied, then delete it"))
 
 
 def recorded_faults(journal: Journal, name: str, what: str) -> Check:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
@@ -85,6 +86,16 @@ class Retention(Aggregate):
         self.removals += 1
 
 
+@dataclass(frozen=True)
+class Replaced:
+    """A damaged journal file set aside: where it now is, its last head (NID:HASH16, from the
+    file or else the device's witness of it; "" when neither could be read), and the damage."""
+
+    file: str
+    head: str
+    damage: str
+
+
 class JournalEpoch(Aggregate):
     """The journal's own random id, made when it is created (or first opened by a version that
     knows epochs): a re-flashed kiosk numbers its events from 1 again under a new epoch, so the
@@ -95,8 +106,16 @@ class JournalEpoch(Aggregate):
         return EPOCH_ID
 
     @event("EpochStarted")
-    def __init__(self, epoch: str) -> None:
+    def __init__(
+        self, epoch: str, replaces: str = "", replaced_head: str = "", damage: str = ""
+    ) -> None:
+        """`replaces`: the damaged journal file this one was started in place of (set aside
+        beside it), its last head (NID:HASH16, "" when unreadable) and the damage found; an
+        EpochStarted stored before these fields existed loads with them empty."""
         self.epoch = epoch
+        self.replaces = replaces
+        self.replaced_head = replaced_head
+        self.damage = damage
 
     @event("EpochRestarted")
     def restart(self, epoch: str, reason: str) -> None:

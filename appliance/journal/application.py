@@ -20,13 +20,26 @@ from appliance.journal.aggregates import (
     Device,
     DeviceSettings,
     JournalEpoch,
+    Replaced,
     Retention,
 )
-from appliance.journal.chain import ChainedPostgresRecorder, ChainedSQLiteRecorder, RawEvent
+from appliance.journal.chain import (
+    ChainedPostgresRecorder,
+    ChainedSQLiteRecorder,
+    RawEvent,
+    digest,
+)
 from appliance.journal.key import key_path, load_key
 from appliance.journal.retention import plan_removal, recorded_removals
-from appliance.journal.settings_log import SettingsLog
-from appliance.journal.store import NoJournal, StoreError, store_env, store_failure
+from appliance.journal.settings_log import SettingsLog, made_safe
+from appliance.journal.store import (
+    NoJournal,
+    StoreError,
+    journal_identity,
+    store_env,
+    store_failure,
+)
+from appliance.journal.trust import WITNESSED, check_since, position, witness_breaks
 from appliance.journal.verification import (
     Break,
     Head,
@@ -34,8 +47,10 @@ from appliance.journal.verification import (
     check_expected_head,
     describe,
 )
+from appliance.journal.witness import ForeignWitness, Witness, read_witness, write_witness
+from appliance.limits import escape_controls
 from appliance.settings import Settings
-from appliance.turn import Turn
+from appliance.turn import Outcome, Turn
 
 A = TypeVar("A", Device, Turn)
 PAGE = 2000
@@ -47,6 +62,11 @@ CONFLICT_ATTEMPTS = 5
 action whose process died, a device's counters) is tried afresh after losing a race. Each loss
 means another process moved it on; the bound only guards against a livelock."""
 AMEND_ATTEMPTS = 20  # events that always still apply: retried longer, with back-off
+CHECKER = "the appliance (journal check)"  # who a change made on finding a break is recorded by
+BREAK_NOTICE = (
+    "The journal was changed outside the appliance ({}). I am using the safe settings and "
+    "forgetting any question I asked; a caregiver should run appliance audit verify."
+)
 
 
 class JournalConflict(StoreError):
@@ -62,10 +82,14 @@ class Journal(Application[UUID]):
     name = "appliance"
     snapshotting_intervals = {DeviceSettings: 20, Device: 50}  # noqa: RUF012 (eventsourcing API)
 
-    def __init__(self, store: str | None = None, create: bool = True) -> None:
+    def __init__(
+        self, store: str | None = None, create: bool = True, replaces: Replaced | None = None
+    ) -> None:
         """`create` False for readers (audit, verify, settings show, replay): a missing journal
-        is an error, nothing is created or written, and read-only media can be read."""
+        is an error, nothing is created or written, and read-only media can be read. `replaces`:
+        the damaged file a new journal starts in place of, named by its first event."""
         env = store_env(store, create)
+        self._replaces = replaces
         self._env = env
         self._tail: dict[UUID, Turn] = {}
         self._tail_upto = 0
@@ -73,6 +97,16 @@ class Journal(Application[UUID]):
         self._settings_cache: tuple[tuple[Any, ...], SettingsLog] | None = None
         self._told: set[str] = set()
         self._epoch: str | None = None
+        self._writes = create
+        self._identity = journal_identity(env)
+        # A break found and not yet recorded: safe settings and no earlier turn trusted, in this
+        # process, until it is (on read-only media, never).
+        self._distrusted = False
+        self._checking = False
+        self._counted_at_open = False  # the first utterance need not count the rows again
+        self._untrusted_turns: set[UUID] = set()
+        self._known: set[int] = set()  # damaged events already reported (the witness's list)
+        self._found: list[Break] = []  # damaged events found while reading, to report
         self.key = load_key(create)
         try:
             super().__init__(env=env)
@@ -84,6 +118,8 @@ class Journal(Application[UUID]):
             raise
         except Exception as e:  # the store itself is unreachable or unusable
             raise StoreError(store_failure("open", e, env)) from None
+        self.check_trust()
+        self._counted_at_open = True
         if create:
             self._ensure_epoch()
 
@@ -104,8 +140,12 @@ class Journal(Application[UUID]):
         two openers racing agree on whichever stored it first."""
         if self.epoch() is not None:
             return
+        gone = self._replaces
         try:
-            self.record(JournalEpoch(epoch=uuid4().hex))
+            self.record(JournalEpoch(
+                epoch=uuid4().hex, replaces=gone.file if gone else "",
+                replaced_head=gone.head if gone else "", damage=gone.damage if gone else "",
+            ))
         except JournalConflict:
             pass  # another process made it a moment ago: read theirs below
         except StoreError:
@@ -127,7 +167,9 @@ class Journal(Application[UUID]):
         return recorder
 
     def notice(self, text: str) -> None:
-        """Damage found while serving: said once per process, never raised."""
+        """Damage found while serving: said once per process, never raised. Stored text in it
+        is shown escaped, so it cannot drive a terminal."""
+        text = escape_controls(text)
         if text not in self._told:
             self._told.add(text)
             self._notices.append(text)
@@ -163,6 +205,7 @@ class Journal(Application[UUID]):
             raise JournalConflict(
                 f"cannot write to the journal: another process changed {names} first", moved
             ) from None
+        self.check_trust(counted=False)  # moves the device's witness on to the new head
 
     def _moved_on(self, pending: list[tuple[Any, list[Any]]]) -> list[UUID]:
         """The aggregates whose next version another process has stored (a version conflict).
@@ -190,6 +233,100 @@ class Journal(Application[UUID]):
         except Exception as e:
             self.notice(f"A journal snapshot could not be taken ({_first_line(e)}).")
 
+    # -- trust ---------------------------------------------------------------------------
+
+    def check_trust(self, counted: bool = True) -> list[Break]:
+        """The chain checked from the device's witness to the head: only what was added since,
+        by this or another process. A break is damage: said once, recorded for the caregiver
+        (and the care home's server), the settings made safe and open questions forgotten.
+        `counted`: also count the rows before the witness (not needed right after a commit)."""
+        if self.key is None or self._checking:
+            return []
+        if counted and self._counted_at_open:
+            counted = self._counted_at_open = False
+        self._checking = True
+        try:
+            breaks, reached = self._check_since_witness(self.key, counted)
+            if breaks:
+                self._on_break(breaks)
+            elif reached is not None and self._writes:
+                self._keep_witness(reached.knowing(self._known))
+            return breaks
+        finally:
+            self._checking = False
+
+    def _check_since_witness(
+        self, key: bytes, counted: bool
+    ) -> tuple[list[Break], Witness | None]:
+        try:
+            changed_key: list[Break] = []
+            try:
+                witness = read_witness(self._identity, key)
+                if witness is not None:
+                    self._known.update(witness.known)
+            except ForeignWitness:
+                witness = None
+                changed_key = [Break(0, "the device key is not the one that last checked "
+                                        "this journal")]
+            removed = recorded_removals(self.chained.raw_events(RETENTION_ID), self.mapper)
+            check = check_since(self.chained, key, witness, removed, counted)
+        except Exception as e:  # the file is damaged past reading
+            return [Break(0, f"the journal cannot be read: {_first_line(e)}")], None
+        return changed_key + check.breaks, check.reached
+
+    def _keep_witness(self, reached: Witness, forward_only: bool = True) -> None:
+        assert self.key is not None
+        try:
+            write_witness(self._identity, self.key, reached, forward_only)
+        except OSError as e:
+            self.notice(f"The device's witness of the journal cannot be written ({e.strerror}).")
+
+    def _on_break(self, breaks: list[Break]) -> None:
+        self._distrusted = True
+        self._tail.clear()
+        self._tail_upto = 0
+        self._settings_cache = None
+        self.notice(BREAK_NOTICE.format(breaks[0]))
+        self._known.update(b.notification_id for b in breaks if b.notification_id)
+        if not self._writes:
+            return
+        for _attempt in range(CONFLICT_ATTEMPTS):
+            try:
+                self._record_break(breaks)
+            except JournalConflict:
+                continue
+            except Exception:  # cannot write (read-only media, a full disk, a damaged page)
+                return  # safe in this process, and found again at the next open
+            self._distrusted = False
+            try:
+                with self.chained.consistent() as query:
+                    reached = position(query)
+            except Exception:
+                return
+            self._keep_witness(reached.knowing(self._known), forward_only=False)
+            return
+
+    def _record_break(self, breaks: list[Break]) -> None:
+        """In one transaction: the break (what the care home's server alerts on), each setting
+        made no more permissive than its default, and every open question forgotten."""
+        log = self._settings_log()
+        aggregate = log.aggregate
+        safe = made_safe(log.settings)
+        for name in Settings.model_fields:
+            old, new = getattr(log.settings, name), getattr(safe, name)
+            if old != new:
+                aggregate.change(key=name, old=_plain(old), new=_plain(new), by=CHECKER)
+        device = self.device("journal")
+        device.journal_checked(intact=False, problem=str(breaks[0]), head="")
+        questions = []
+        for turn in self._verified_tail(RECENT_EVENTS).values():
+            if turn.pending:
+                turn.decline(by=CHECKER)
+                turn.end(Outcome.cancelled)
+                questions.append(turn)
+        self._settings_cache = None
+        self.record(aggregate, device, *questions)
+
     # -- settings ----------------------------------------------------------------------
 
     def _settings_log(self) -> SettingsLog:
@@ -215,7 +352,8 @@ class Journal(Application[UUID]):
         return log
 
     def settings(self) -> Settings:
-        return self._settings_log().settings
+        settings = self._settings_log().settings
+        return made_safe(settings) if self._distrusted else settings
 
     def chosen_settings(self) -> frozenset[str]:
         """The names of the settings a caregiver set; the others hold their defaults."""
@@ -226,9 +364,7 @@ class Journal(Application[UUID]):
         log = self._settings_log()
         aggregate = log.aggregate
         self._settings_cache = None  # the aggregate changes below; fold afresh next time
-        old = getattr(log.settings, key)
-        new = list(value) if isinstance(value, tuple) else value
-        old = list(old) if isinstance(old, tuple) else old
+        old, new = _plain(getattr(log.settings, key)), _plain(value)
         aggregate.change(key=key, old=old, new=new, by=by)
         self.record(aggregate)
         return old, new
@@ -244,8 +380,11 @@ class Journal(Application[UUID]):
         except Exception as e:  # a damaged snapshot or event: fold what can be read
             self.notice(f"The journal's record of the {name} is damaged ({_first_line(e)}).")
             folded: Any = None
-            for _nid, event in self._decoded(self.chained.raw_events(device_id)):
-                folded = event.mutate(folded)
+            try:
+                for _nid, event in self._decoded(self.chained.raw_events(device_id)):
+                    folded = event.mutate(folded)
+            except Exception:  # a gap in its versions: its counters start again
+                folded = None
             return cast(Device, folded) if folded is not None else Device(name)
 
     def _amend(self, load: Callable[[], A], change: Callable[[A], None]) -> None:
@@ -343,6 +482,13 @@ class Journal(Application[UUID]):
 
     def notifications(self, start: int = 1) -> Iterator[Notification]:
         """Stored events oldest first; a row that cannot be read is skipped with a notice."""
+        for page in self._pages(start):
+            for row in page:
+                n = self._notification(row)
+                if n is not None:
+                    yield n
+
+    def _pages(self, start: int) -> Iterator[list[RawEvent]]:
         while True:
             try:
                 page = self.chained.query(
@@ -352,13 +498,18 @@ class Journal(Application[UUID]):
                 )
             except Exception as e:  # the file is damaged past reading (a malformed page)
                 raise StoreError(f"the journal cannot be read: {_first_line(e)}") from None
-            for row in page:
-                n = self._notification(cast(RawEvent, row))
-                if n is not None:
-                    yield n
+            yield [cast(RawEvent, tuple(row)) for row in page]
             if len(page) < PAGE:
                 return
             start = page[-1][0] + 1
+
+    def _vouched(self, rows: list[RawEvent]) -> list[bool]:
+        """For each row: does the chain vouch for it (its digest is the chain's)? Without the
+        key (a reader elsewhere) nothing can be checked, and nothing is acted on either."""
+        if self.key is None:
+            return [True] * len(rows)
+        digests = self.chained.chain_digests([r[0] for r in rows])
+        return [digests.get(r[0]) == digest(self.key, *r[1:]) for r in rows]
 
     def _notification(self, row: RawEvent) -> Notification | None:
         nid, oid, version, topic, state = row
@@ -403,13 +554,25 @@ class Journal(Application[UUID]):
             yield n.id, event
 
     def recent_turns(self, window: int = RECENT_EVENTS) -> list[Turn]:
-        """Turns with events among the last `window` stored events, newest first.
+        """Turns with events among the last `window` stored events, newest first; none while a
+        break found in the journal is not yet recorded.
 
         The tail is kept between calls and only new notifications are read and folded, so a
         long-running appliance pays per new event, not per turn. Events already applied (our
-        own saves, made on these same objects) are skipped by version. A turn that cannot be
-        read is left out with a notice: the appliance keeps serving.
+        own saves, made on these same objects) are skipped by version. Only events the chain
+        vouches for are folded: a turn with any other is left out with a notice, never acted
+        on (its question answered, its action undone or reported).
         """
+        if self._distrusted:
+            return []
+        tail = self._verified_tail(window)
+        if self._found and not self._checking:
+            found, self._found = self._found, []
+            self._on_break(found)
+            tail = {} if self._distrusted else self._verified_tail(window)
+        return list(reversed(tail.values()))
+
+    def _verified_tail(self, window: int) -> dict[UUID, Turn]:
         last = self.recorder.max_notification_id() or 0
         if not self._tail_upto or last - self._tail_upto > window or last < self._tail_upto:
             self._tail.clear()
@@ -417,28 +580,73 @@ class Journal(Application[UUID]):
         else:
             start = self._tail_upto + 1
         if last >= start:
-            for n in self.notifications(start):
-                if n.id > last:  # written since `last` was read: folded next time
-                    break
-                if ":Turn." in n.topic:
-                    self._fold(n)
+            for page in self._pages(start):
+                page = [row for row in page if row[0] <= last]  # later ones: folded next time
+                for row, vouched in zip(page, self._vouched(page), strict=True):
+                    if ":Turn." in str(row[3]):
+                        n = self._notification(row)
+                        if n is not None:
+                            self._fold(n, vouched, row)
+                    elif not vouched and row[0] not in self._known:
+                        self._found.append(Break(row[0], "modified or added outside the journal",
+                                                 describe(row)))
         self._tail_upto = last
         while len(self._tail) > window // 4:  # turns are about 8 events each
             self._tail.pop(next(iter(self._tail)))
-        return list(reversed(self._tail.values()))
+        return self._tail
 
-    def _fold(self, n: Notification) -> None:
+    def _fold(self, n: Notification, vouched: bool, row: RawEvent) -> None:
         oid = UUID(str(n.originator_id))
+        if oid in self._untrusted_turns:
+            return
+        if not vouched:
+            self._untrust(oid, row)
+            return
         turn = self._tail.pop(oid, None)  # re-inserted last: the dict is oldest-first
         try:
             if turn is None and n.originator_version != 1:
-                turn = self.turn(oid)  # began before the tail; load it whole
+                turn = self.trusted_turn(oid)  # began before the tail; load it whole
+                if turn is None:
+                    return
             elif turn is None or n.originator_version > turn.version:
                 turn = self.mapper.to_domain_event(n).mutate(turn)  # type: ignore[attr-defined]
         except Exception:
             self._damaged(n.id, f"{n.topic.rsplit(':', 1)[-1]} v{n.originator_version}")
+            self._untrusted_turns.add(oid)
             return
         self._tail[oid] = cast(Turn, turn)
+
+    def trusted_turn(self, turn_id: UUID) -> Turn | None:
+        """The turn folded from its stored events, or None when the chain does not vouch for
+        every one of them (or there are none): then it decides nothing."""
+        if turn_id in self._untrusted_turns:
+            return None
+        rows = self.chained.raw_events(turn_id)
+        for row, vouched in zip(rows, self._vouched(rows), strict=True):
+            if not vouched:
+                self._untrust(turn_id, row)
+                return None
+        folded: Any = None
+        for row in rows:
+            n = self._notification(row)
+            try:
+                if n is None:
+                    raise ValueError(row)
+                folded = self.mapper.to_domain_event(n).mutate(folded)  # type: ignore[attr-defined]
+            except Exception:
+                self._damaged(row[0], describe(row))
+                self._untrusted_turns.add(turn_id)
+                return None
+        return folded if isinstance(folded, Turn) else None
+
+    def _untrust(self, turn_id: UUID, row: RawEvent) -> None:
+        """A turn with an event the chain does not vouch for decides nothing; the event is
+        damage to report, once."""
+        self._untrusted_turns.add(turn_id)
+        self._tail.pop(turn_id, None)
+        if row[0] not in self._known:
+            self._found.append(Break(row[0], "modified or added outside the journal",
+                                     describe(row)))
 
     def _view(self, recent: list[Turn] | None) -> list[Turn]:
         """The tail an utterance read (even when empty), else the tail as it is now."""
@@ -494,8 +702,31 @@ class Journal(Application[UUID]):
             missing = check_expected_head(chain, expect)
             if missing is not None:
                 breaks.insert(0, missing)
+        else:
+            breaks[:0] = self._witness_breaks(self.key)
         breaks.extend(self._check_snapshots(events))
-        return breaks
+        return breaks or self._found_earlier()
+
+    def _witness_breaks(self, key: bytes) -> list[Break]:
+        """The device's own witness, as a recorded head: a cut end shows without one."""
+        try:
+            witness = read_witness(self._identity, key)
+        except ForeignWitness:
+            return []  # the chain's key rows say so already
+        return witness_breaks(self.chained, witness) if witness is not None else []
+
+    def _found_earlier(self) -> list[Break]:
+        """Damage the live path found and recorded that leaves no trace in the chain itself
+        (an end cut off with its chain rows), as the journal's record of it."""
+        for nid, event in reversed(list(self._decoded(self.chained.raw_events(
+                Device.create_id("journal"))))):
+            if type(event).__name__ != "JournalChecked":
+                continue
+            if event.intact:
+                return []
+            if any(words in str(event.problem) for words in WITNESSED):
+                return [Break(0, f"event #{nid} records damage found earlier: {event.problem}")]
+        return []
 
     def _check_snapshots(self, events: list[RawEvent]) -> list[Break]:
         """Each snapshot must equal the fold of the events it claims to summarise."""
@@ -548,6 +779,11 @@ def _same_snapshot(stored: Any, expected: Snapshot) -> bool:
         and stored.topic == expected.topic
         and stored.state == expected.state
     )
+
+
+def _plain(value: Any) -> Any:
+    """A setting's value as events store it (a tuple as a list)."""
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _first_line(e: BaseException) -> str:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
 
@@ -35,6 +36,8 @@ RawEvent = tuple[int, Any, Any, Any, Any]
 """(notification id, originator id, version, topic, state) exactly as stored, unconverted."""
 ChainRow = tuple[int, str, str]
 """(notification id, digest, link)"""
+Query = Callable[..., list[tuple[Any, ...]]]
+"""query(sql, params=()) -> rows, as `ChainReads.query` takes them."""
 KeyRow = tuple[int, str]
 """(first notification id chained with this key, key id)"""
 CREATE_LOCK = int.from_bytes(hashlib.sha256(b"appliance journal tables").digest()[:8], signed=True)
@@ -43,6 +46,16 @@ CREATE_LOCK = int.from_bytes(hashlib.sha256(b"appliance journal tables").digest(
 
 def _mac(key: bytes | None) -> Any:
     return hmac.new(key, digestmod=hashlib.sha256) if key is not None else hashlib.sha256()
+
+
+def _readable(data: bytes) -> str:
+    """SQLite text as stored: bytes that are not UTF-8 (a flipped byte) kept as surrogates, so a
+    damaged row is read, checked and named rather than failing the whole query."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
 
 
 def oid_text(originator_id: Any) -> str:
@@ -57,8 +70,8 @@ def digest(key: bytes | None, originator_id: Any, version: Any, topic: Any, stat
     mac = _mac(key)
     if isinstance(state, memoryview):
         state = bytes(state)
-    tagged = state if isinstance(state, bytes) else b"\x00text:" + str(state).encode()
-    for part in (oid_text(originator_id).encode(), str(version).encode(), str(topic).encode()):
+    tagged = state if isinstance(state, bytes) else b"\x00text:" + _utf8(str(state))
+    for part in (_utf8(oid_text(originator_id)), str(version).encode(), _utf8(str(topic))):
         mac.update(len(part).to_bytes(8, "big"))
         mac.update(part)
     mac.update(len(tagged).to_bytes(8, "big"))
@@ -95,6 +108,11 @@ class ChainReads:
     def has_table(self, name: str) -> bool:
         raise NotImplementedError
 
+    def consistent(self) -> Any:
+        """A context giving a `Query` whose reads all see one moment of the store, whatever
+        other processes commit meanwhile."""
+        raise NotImplementedError
+
     def raw_events(self, originator_id: UUID | None = None) -> list[RawEvent]:
         sql = (
             "SELECT rowid, originator_id, originator_version, topic, state "
@@ -107,6 +125,14 @@ class ChainReads:
                 sql + " WHERE originator_id=? ORDER BY originator_version",
                 (oid_text(originator_id),),
             )
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+
+    def raw_events_after(self, nid: int) -> list[RawEvent]:
+        rows = self.query(
+            "SELECT rowid, originator_id, originator_version, topic, state "
+            f"FROM {self.events_table_name} WHERE rowid>? ORDER BY rowid",
+            (nid,),
+        )
         return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
     def chain(self) -> list[ChainRow]:
@@ -211,12 +237,26 @@ class ChainedSQLiteRecorder(ChainReads, SQLiteApplicationRecorder):
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Rows as stored; names in `sql` are SQLite's (`stored_events`, `rowid`)."""
         with self.datastore.transaction(commit=False) as c:
+            c.sqlite_cursor.connection.text_factory = _readable
             c.execute(sql, params)
             return [tuple(r) for r in c.fetchall()]
 
     def has_table(self, name: str) -> bool:
         found = self.query("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,))
         return bool(found)
+
+    @contextmanager
+    def consistent(self) -> Iterator[Query]:
+        # eventsourcing's transaction starts with BEGIN: in WAL mode every read after the first
+        # sees the same snapshot.
+        with self.datastore.transaction(commit=False) as c:
+            c.sqlite_cursor.connection.text_factory = _readable
+
+            def query(sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+                c.execute(sql, params)
+                return [tuple(r) for r in c.fetchall()]
+
+            yield query
 
     def file_problems(self) -> list[str]:
         """SQLite's own check of every page and index (an index can break while the rows
@@ -324,18 +364,31 @@ class ChainedPostgresRecorder(ChainReads, PostgresApplicationRecorder):
                 SQL("UPDATE {} SET state=%s WHERE notification_id=%s").format(
                     Identifier(self.datastore.schema, self.events_table_name)), rows)
 
-    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Rows as stored; `sql` is written for SQLite and translated (tables, rowid, ?)."""
-        translated = (
+    def _translated(self, sql: str) -> str:
+        return (
             sql.replace("?", "%s")
             .replace("rowid", "notification_id")
             .replace(KEYS_TABLE, f'"{self.datastore.schema}"."{self.keys_table}"')
             .replace(CHAIN_TABLE, f'"{self.datastore.schema}"."{self.chain_table}"')
             .replace("stored_events", self.events_table_name)
         )
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows as stored; `sql` is written for SQLite and translated (tables, rowid, ?)."""
         with self.datastore.get_connection() as conn, conn.cursor() as curs:
-            curs.execute(translated, params)
+            curs.execute(self._translated(sql), params)
             return [tuple(r.values()) for r in curs.fetchall()] if curs.description else []
+
+    @contextmanager
+    def consistent(self) -> Iterator[Query]:
+        with self.datastore.get_connection() as conn, conn.transaction(), conn.cursor() as curs:
+            curs.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+
+            def query(sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+                curs.execute(self._translated(sql), params)
+                return [tuple(r.values()) for r in curs.fetchall()] if curs.description else []
+
+            yield query
 
     def has_table(self, name: str) -> bool:
         table = name.split(".")[-1]

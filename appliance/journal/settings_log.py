@@ -79,7 +79,7 @@ class SettingsLog:
                     denied.update(str(a) for a in event.new)
         settings = Settings.from_stored(values)
         if damage:
-            settings = _no_more_permissive(settings, denied)
+            settings = made_safe(settings, denied)
         versions = [r[2] for r in rows if isinstance(r[2], int)]
         if aggregate is None:
             aggregate = DeviceSettings() if not versions else _before(None, 1)
@@ -111,7 +111,7 @@ def _valid(key: Any, value: Any) -> bool:
     return True
 
 
-def _no_more_permissive(settings: Settings, denied: set[str]) -> Settings:
+def made_safe(settings: Settings, denied: frozenset[str] | set[str] = frozenset()) -> Settings:
     """What is left after damage, made no more permissive than the defaults: destructive
     actions off, the lower rate limit, and every application ever denied stays denied."""
     return settings.model_copy(

@@ -24,7 +24,10 @@ def change_shared(
         try:
             journal.record(turn)
         except JournalConflict:
-            turn = journal.turn(turn.id)
+            reloaded = journal.trusted_turn(turn.id)
+            if reloaded is None:  # what the other process left is not vouched for: no change
+                return None
+            turn = reloaded
             continue
         return turn
     return None
@@ -41,7 +44,10 @@ def record_undone(journal: Journal, turn: Turn, target: Turn) -> None:
         except JournalConflict as e:
             if turn.id in e.aggregate_ids:
                 raise
-            target = journal.turn(target.id)  # `turn` kept its events
+            reloaded = journal.trusted_turn(target.id)  # `turn` kept its events
+            if reloaded is None:
+                break
+            target = reloaded
             continue
         return
     journal.record(turn)

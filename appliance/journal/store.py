@@ -57,7 +57,19 @@ def _sqlite_env(store: str | None, create: bool) -> dict[str, str]:
         "SQLITE_DBNAME": uri or (str(path) if create else _read_only_uri(path)),
         "SQLITE_LOCK_TIMEOUT": "10",
         "APPLICATION_RECORDER_TOPIC": "appliance.journal.chain:ChainedSQLiteRecorder",
+        "MAPPER_TOPIC": MAPPER_TOPIC,
     }
+
+
+def journal_identity(env: Mapping[str, str]) -> str:
+    """Where the journal lives, as one string: names the device's witness of its head."""
+    name = env.get("SQLITE_DBNAME")
+    if name is not None:
+        path = unquote(urlsplit(name).path) if name.startswith("file:") else name
+        return f"sqlite:{Path(path).resolve()}"
+    return (
+        f"postgresql://{env['POSTGRES_HOST']}:{env['POSTGRES_PORT']}/{env['POSTGRES_DBNAME']}"
+    )
 
 
 def _read_only_uri(path: Path) -> str:
@@ -105,6 +117,7 @@ def _shown_url(url: str) -> str:
 
 
 POSTGRES_FACTORY = "appliance.journal.chain:JournalPostgresFactory"
+MAPPER_TOPIC = "appliance.journal.topics:JournalMapper"  # stored topics from an allowlist only
 
 
 def _postgres_env(url: str) -> dict[str, str]:
@@ -127,6 +140,7 @@ def _postgres_env(url: str) -> dict[str, str]:
         "POSTGRES_POOL_SIZE": "1",
         "POSTGRES_MAX_OVERFLOW": "3",
         "APPLICATION_RECORDER_TOPIC": "appliance.journal.chain:ChainedPostgresRecorder",
+        "MAPPER_TOPIC": MAPPER_TOPIC,
     }
 
 

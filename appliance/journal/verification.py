@@ -59,9 +59,11 @@ def check_chain(
     keys: Sequence[KeyRow],
     key: bytes,
     removed: dict[int, str] | None = None,
+    previous: str = GENESIS,
 ) -> list[Break]:
     """Every stored event against its chain row; each break is reported once. `removed`: the
-    digests retention recorded for the events whose words it rewrote."""
+    digests retention recorded for the events whose words it rewrote; `previous`: the link
+    before the first chain row given (a check that starts part-way)."""
     ours = key_id(key)
     by_id = {e[0]: e for e in events}
     chained = {nid for nid, _d, _h in chain}
@@ -69,7 +71,6 @@ def check_chain(
     breaks: list[Break] = []
     unkeyed: list[int] = []
     foreign: list[int] = []
-    previous = GENESIS
     for nid, stored_digest, stored_hash in chain:
         recorded = next((k for since, k in reversed(keys) if since <= nid), None)
         e = by_id.get(nid)

@@ -10,6 +10,7 @@ from uuid import UUID
 from appliance.desktop.model import Desktop
 from appliance.intents.planner import Planner
 from appliance.journal.application import Journal
+from appliance.journal.serving import renewed
 from appliance.journal.store import StoreError
 from appliance.session import TurnReport
 from appliance.voice.doubt import doubt_of
@@ -17,6 +18,7 @@ from appliance.voice.sink import Reply, ScreenNames, Utterance, screen_names_of,
 from appliance.wiring import new_session
 
 DesktopFactory = Callable[[], AbstractContextManager[Desktop]]
+SAY_AGAIN = "I could not finish that; please say it again."
 
 
 class SessionSink:
@@ -29,8 +31,10 @@ class SessionSink:
         planner: Planner,
         on_report: Callable[[TurnReport], None] | None = None,
         device: str = "microphone",
+        on_journal: Callable[[Journal], None] | None = None,
     ) -> None:
         self.journal = journal
+        self.on_journal = on_journal  # hears of the journal it goes on in after damage
         self.desktop = desktop
         self.planner = planner
         self.on_report = on_report
@@ -47,7 +51,25 @@ class SessionSink:
         with self._screen, self.desktop() as screen:
             return screen_names_of(screen.snapshot())
 
+    def use(self, journal: Journal) -> None:
+        """Go on in `journal`: the damaged one was set aside (by this process or another)."""
+        self.journal = journal
+
+    def _renewed(
+        self, error: BaseException | None = None, notices: list[str] | None = None
+    ) -> bool:
+        """Go on in a fresh journal if the one open was set aside or is damaged past serving
+        (appliance/journal/serving.py); True when it did."""
+        fresh = renewed(self.journal, error, notices or [])
+        if fresh is None:
+            return False
+        self.journal = fresh
+        if self.on_journal is not None:
+            self.on_journal(fresh)
+        return True
+
     def handle(self, utterance: Utterance) -> Reply:
+        self._renewed()  # set aside by another process since the last turn: its notice is said
         try:
             with self._screen, self.desktop() as screen:
                 session = new_session(
@@ -61,22 +83,32 @@ class SessionSink:
                     timings=utterance.timings,
                     doubt=doubt_of(utterance),
                 )
-        except StoreError:
-            # The journal is the record of what happened: without it, do nothing and say so.
-            return Reply("", "I can't write to my journal, so I did nothing.", False)
+        except Exception as e:
+            if self._renewed(error=e):  # a damaged page, met part-way: the kiosk goes on
+                return Reply("", " ".join([*self.journal.take_notices(), SAY_AGAIN]), False)
+            if isinstance(e, StoreError):
+                # The journal is the record of what happened: without it, do nothing, say so.
+                return Reply("", "I can't write to my journal, so I did nothing.", False)
+            raise
+        turn_id = report.turn_id
+        if self._renewed(notices=report.notices):  # the turn's reads met a damaged page
+            report.notices = [*report.notices, *self.journal.take_notices()]
+            turn_id = ""  # its turn stays in the file set aside: what is said is not recorded
         if self.on_report is not None:
             self.on_report(report)
         return Reply(
-            report.turn_id,
+            turn_id,
             " ".join([*report.notices, report.spoken]).strip(),
             report.expects_answer,
         )
 
     def spoke(self, turn_id: str, text: str, timings: dict[str, float]) -> None:
-        if not turn_id:
+        # Set aside meanwhile: the turn is in the old file, which is written no more.
+        if not turn_id or self._renewed():
             return
         self.journal.spoke(UUID(turn_id), text, timings)
 
     def fault(self, message: str) -> None:
         """The microphone went away (or came back): journal it; the source retries by itself."""
+        self._renewed()  # never into a file another process set aside
         self.journal.device_fault(self.device, message)

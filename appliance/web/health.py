@@ -20,7 +20,8 @@ __all__ = ["Check", "State", "checks", "verify"]
 def checks(journal: Journal, folder: Path, verified: Check | None) -> list[Check]:
     """Every check that answers quickly; `verified` is the last journal check the page ran."""
     out = [Check("Version", "ok", _version()), journal_health.head(journal), verified or Check(
-        "Journal check", "unknown", "not run since this page started: press Check now")]
+        "Journal check", "unknown", "not run since this page started: press Check now"),
+        journal_health.set_aside(folder, journal)]
     out += [journal_health.recorded_faults(journal, "microphone", "Microphone"),
             journal_health.recorded_faults(journal, "switch", "Switch")]
     out += [installed(), language_model(journal.settings(), journal.chosen_settings()),
