@@ -8,7 +8,7 @@ DEMO_EXTRAS := voice
 TEST_EXTRAS := dev,desktop,voice,llm,web
 export VENV
 
-.PHONY: setup demo test lint clean image image-pi
+.PHONY: setup demo test check lint clean image image-pi
 
 setup:
 	EXTRAS='$(or $(EXTRAS),$(TEST_EXTRAS))' bash scripts/setup.sh
@@ -20,6 +20,12 @@ demo:
 test: setup lint
 	$(VENV)/bin/pytest -q
 
+# The quick loop: lint, then the tests without the `slow` marker (pyproject.toml) and without
+# the QEMU boots (the device image, and uinput and the switch in a throwaway VM).
+check: lint
+	$(VENV)/bin/pytest -q -m 'not slow' --ignore=tests/test_device_vm.py \
+		--ignore=tests/test_uinput_vm.py --ignore=tests/test_switch_vm.py
+
 # Device images (docs/device.md): an amd64 image for a PC or QEMU, and the Raspberry Pi's.
 image: setup
 	bash images/build.sh amd64 build/image-amd64
@@ -28,11 +34,14 @@ image-pi: setup
 	bash images/setup-pi.sh
 	bash images/build.sh pi build/image-pi
 
+# The lab (lab/: benchmarks and tuning) is linted and type-checked with the product; mypy's
+# paths are in pyproject.toml.
 lint: setup
-	$(VENV)/bin/ruff check appliance tests scripts
+	$(VENV)/bin/ruff check appliance lab tests scripts
 	$(VENV)/bin/mypy
 
 clean:
 	-bash scripts/postgres.sh stop
-	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist *.egg-info
-	find appliance tests -name __pycache__ -type d -prune -exec rm -rf {} +
+	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist *.egg-info \
+		lab/*.egg-info
+	find appliance lab tests -name __pycache__ -type d -prune -exec rm -rf {} +

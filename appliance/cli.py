@@ -6,14 +6,17 @@ Every error a user can cause ends as one line on stderr and a non-zero exit, nev
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import sys
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
+from types import ModuleType
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
 from appliance.audit.timeline import AuditQueryError
@@ -628,118 +631,155 @@ def demo(
         run_spoken_demo(store=store, keep=keep)
 
 
-@app.command()
-def bench(
-    what: Annotated[
-        str, typer.Argument(
-            help="core, voice, voice-apps, voice-corpus, desktop, planner, switch, web, fleet "
-                 "or boot")
-    ] = "core",
-    store: StoreOpt = None,
-    kiosks: Annotated[int, typer.Option(min=1, max=500, help="fleet: simulated kiosks")] = 20,
+LAB = "appliance_lab"
+"""The lab's package (lab/, installed with the dev extra): every benchmark is there, none here."""
+
+
+def _lab(module: str) -> ModuleType:
+    """A module of the lab, imported only when a benchmark runs."""
+    if importlib.util.find_spec(LAB) is None:
+        raise CliError(
+            "the benchmarks are in the lab, which is not installed here: `make setup` installs "
+            "it (with the dev extra)"
+        )
+    return importlib.import_module(f"{LAB}.{module}")
+
+
+def _progress(prefix: str) -> Callable[[str], None]:
+    # Minutes of work: progress on stderr, the JSON alone on stdout.
+    return lambda line: typer.echo(f"{prefix}: {line}", err=True)
+
+
+class _Benchmarks(TyperGroup):
+    """`appliance bench NAME`: an unknown NAME is refused in one line naming the benchmarks."""
+
+    # Any: typer's click types are its own private copy of click's (typer._click).
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] not in self.commands:
+            *names, last = self.commands
+            raise CliError(f"unknown benchmark {args[0]!r}; choose {', '.join(names)} or {last}")
+        return super().resolve_command(ctx, args)
+
+
+bench_app = typer.Typer(cls=_Benchmarks, invoke_without_command=True)
+app.add_typer(bench_app, name="bench")
+
+
+@bench_app.callback()
+def bench(ctx: typer.Context, store: StoreOpt = None) -> None:
+    """On-device benchmark reports (JSON), run by the lab (the dev extra); none named: core."""
+    if ctx.invoked_subcommand is None:
+        bench_core(store)
+
+
+@bench_app.command("core")
+def bench_core(store: StoreOpt = None) -> None:
+    """The grammar, a turn's overhead and the journal's rates."""
+    _print_json(_lab("bench.core").bench_core(store))
+
+
+@bench_app.command("voice")
+def bench_voice(
     sample: Annotated[int, typer.Option(
-        min=0, help="voice: held-out items per voice and condition (0: no held-out part)",
+        min=0, help="held-out items per voice and condition (0: no held-out part)",
     )] = 2,
     fa_hours: Annotated[float, typer.Option(
-        min=0.0, help="voice: hours of non-wake speech and noise for false accepts")] = 1.0,
+        min=0.0, help="hours of non-wake speech and noise for false accepts")] = 1.0,
     recognizers: Annotated[str, typer.Option(
-        help="voice: recognizers compared on the held-out part")] = "open,closed",
-    held_out_only: Annotated[bool, typer.Option(
-        help="voice: only the held-out section")] = False,
-    out: Annotated[Path | None, typer.Option(help="voice-corpus: where to write it")] = None,
-    part: Annotated[str, typer.Option(help="voice-corpus: tune or heldout")] = "tune",
-    limit: Annotated[int | None, typer.Option(
-        min=1, help="voice-corpus: at most this many items")] = None,
-    voices: Annotated[int, typer.Option(
-        min=0, help="voice-apps: the first N voices of each part (0: all)")] = 0,
-    cases: Annotated[str, typer.Option(
-        help="voice-apps: only the cases whose names hold this text")] = "",
+        help="recognizers compared on the held-out part")] = "open,closed",
+    held_out_only: Annotated[bool, typer.Option(help="only the held-out section")] = False,
 ) -> None:
-    """On-device benchmark report (JSON); voice-corpus writes the spoken corpus as WAVs."""
-    if what == "core":
-        from appliance.bench.core import bench_core
+    """The voice pipeline's stages, barge-in, and the spoken corpus's held-out part."""
+    _print_json(_lab("bench.voice").bench_voice(
+        held_out_sample=sample, fa_hours=fa_hours,
+        recognizers=[r.strip() for r in recognizers.split(",") if r.strip()],
+        held_out_only=held_out_only, progress=_progress("bench voice"),
+    ))
 
-        _print_json(bench_core(store))
-    elif what == "voice":
-        from appliance.bench.voice import bench_voice
 
-        def voice_progress(line: str) -> None:
-            typer.echo(f"bench voice: {line}", err=True)
+@bench_app.command("voice-apps")
+def bench_voice_apps(
+    voices: Annotated[int, typer.Option(
+        min=0, help="the first N voices of each part (0: all)")] = 0,
+    cases: Annotated[str, typer.Option(help="only the cases whose names hold this text")] = "",
+) -> None:
+    """Spoken commands to real applications over AT-SPI."""
+    _print_json(_lab("bench.spoken.apps").bench_voice_apps(
+        voices, progress=_progress("bench voice-apps"), cases=lambda case: cases in case.name))
 
-        _print_json(bench_voice(
-            held_out_sample=sample, fa_hours=fa_hours,
-            recognizers=[r.strip() for r in recognizers.split(",") if r.strip()],
-            held_out_only=held_out_only, progress=voice_progress,
-        ))
-    elif what == "voice-apps":
-        from appliance.bench.spoken.apps import bench_voice_apps
 
-        _print_json(bench_voice_apps(
-            voices, progress=lambda line: typer.echo(f"bench voice-apps: {line}", err=True),
-            cases=lambda case: cases in case.name))
-    elif what == "voice-corpus":
-        from appliance.bench.spoken.corpus import write_corpus
-        from appliance.bench.spoken.voices import SynthesisError
+@bench_app.command("voice-corpus")
+def bench_voice_corpus(
+    out: Annotated[Path | None, typer.Option(help="where to write it")] = None,
+    part: Annotated[str, typer.Option(help="tune or heldout")] = "tune",
+    limit: Annotated[int | None, typer.Option(min=1, help="at most this many items")] = None,
+) -> None:
+    """Write the spoken corpus as WAVs (and manifest.jsonl)."""
+    corpus, voices = _lab("bench.spoken.corpus"), _lab("bench.spoken.voices")
+    if out is None or part not in ("tune", "heldout"):
+        raise CliError("voice-corpus needs --out DIR and --part tune or heldout")
+    try:
+        n = corpus.write_corpus(out, part, limit, progress=_progress("voice-corpus"))
+    except voices.SynthesisError as e:
+        raise CliError(str(e)) from None
+    typer.echo(f"{n} items in {out} (manifest.jsonl)")
 
-        if out is None or part not in ("tune", "heldout"):
-            raise CliError("voice-corpus needs --out DIR and --part tune or heldout")
-        try:
-            n = write_corpus(out, part, limit,  # type: ignore[arg-type]
-                             progress=lambda line: typer.echo(f"voice-corpus: {line}", err=True))
-        except SynthesisError as e:
-            raise CliError(str(e)) from None
-        typer.echo(f"{n} items in {out} (manifest.jsonl)")
-    elif what == "planner":
-        from appliance.bench.planner import CORPUS, HELD_OUT, bench_planner, packaged_llms
-        from appliance.intents.grammar import GrammarPlanner
 
-        llms = packaged_llms()
+@bench_app.command("desktop")
+def bench_desktop() -> None:
+    """AT-SPI snapshots and actions: a 500-widget GTK window, then real applications."""
+    report = _lab("bench.desktop").bench_desktop()
+    report["real_apps"] = _lab("bench.desktop_real").bench_real_apps(
+        progress=_progress("bench desktop"))
+    _print_json(report)
 
-        def progress(corpus: str) -> Callable[[str], None]:
-            # Minutes with a model: progress on stderr, the JSON alone on stdout.
-            return lambda line: typer.echo(f"bench planner: {corpus}: {line}", err=True)
 
-        _print_json({
-            "corpus": bench_planner(GrammarPlanner(), llms, CORPUS, progress=progress("corpus")),
-            "held_out": bench_planner(
-                GrammarPlanner(), llms, HELD_OUT, progress=progress("held out")
-            ),
-        })
-    elif what == "desktop":
-        from appliance.desktop.atspi.bench import bench_desktop
-        from appliance.desktop.atspi.bench_real import bench_real_apps
+@bench_app.command("planner")
+def bench_planner() -> None:
+    """The planners' accuracy and latency: the grammar, the language models, both."""
+    from appliance.intents.grammar import GrammarPlanner
 
-        report = bench_desktop()
-        report["real_apps"] = bench_real_apps(
-            progress=lambda line: typer.echo(f"bench desktop: {line}", err=True))
-        _print_json(report)
-    elif what == "switch":
-        from appliance.switch.bench import bench_switch
+    planner = _lab("bench.planner")
+    llms = planner.packaged_llms()
+    _print_json({
+        "corpus": planner.bench_planner(
+            GrammarPlanner(), llms, planner.CORPUS, progress=_progress("bench planner: corpus")),
+        "held_out": planner.bench_planner(
+            GrammarPlanner(), llms, planner.HELD_OUT,
+            progress=_progress("bench planner: held out")),
+    })
 
-        _print_json(bench_switch())
-    elif what == "web":
-        from appliance.web.bench import bench_web
 
-        _print_json(bench_web(progress=lambda line: typer.echo(f"bench web: {line}", err=True)))
-    elif what == "fleet":
-        from appliance.fleet.bench import bench_fleet
+@bench_app.command("switch")
+def bench_switch() -> None:
+    """The switch: press to action latency, and scan step jitter."""
+    _print_json(_lab("bench.switch").bench_switch())
 
-        _print_json(bench_fleet(store, kiosks=kiosks,
-                                progress=lambda line: typer.echo(f"bench fleet: {line}", err=True)))
-    elif what == "boot":
-        from appliance.bench.boot import bench_boot
-        from appliance.bench.vm import VMError
 
-        try:
-            _print_json(bench_boot(lambda line: typer.echo(f"bench boot: {line}", err=True)))
-        except VMError as e:
-            raise CliError(str(e)) from None
-    else:
-        raise CliError(
-            f"unknown benchmark {what!r}; choose core, voice, voice-apps, voice-corpus, desktop, "
-            "planner, switch, web, fleet or boot"
-        )
+@bench_app.command("web")
+def bench_web() -> None:
+    """The caregiver page: the day page, a turn reaching the page, memory."""
+    _print_json(_lab("bench.web").bench_web(progress=_progress("bench web")))
 
+
+@bench_app.command("fleet")
+def bench_fleet(
+    store: StoreOpt = None,
+    kiosks: Annotated[int, typer.Option(min=1, max=500, help="simulated kiosks")] = 20,
+) -> None:
+    """Simulated kiosks pushing their journals to one central server."""
+    _print_json(_lab("bench.fleet").bench_fleet(
+        store, kiosks=kiosks, progress=_progress("bench fleet")))
+
+
+@bench_app.command("boot")
+def bench_boot() -> None:
+    """The device image under QEMU, from power-on to the first command."""
+    boot, vm = _lab("bench.boot"), _lab("bench.vm")
+    try:
+        _print_json(boot.bench_boot(_progress("bench boot")))
+    except vm.VMError as e:
+        raise CliError(str(e)) from None
 
 DbOpt = Annotated[str, typer.Option(
     "--db", envvar="APPLIANCE_CENTRAL_DB", help="postgresql:// URL of the central database")]

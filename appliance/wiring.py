@@ -112,6 +112,13 @@ def build_planner(settings: Settings | None = None) -> Any:
     return Router(GrammarPlanner(), llm)
 
 
+def grammar_planner() -> Planner:
+    """The grammar alone, no language model: a caregiver's "undo that" from the web page."""
+    from appliance.intents.grammar import GrammarPlanner
+
+    return GrammarPlanner()
+
+
 class SessionOptions(TypedDict, total=False):
     """`Session`'s optional settings: a test's clock, speech recorded by the voice layer, the
     device a switch turn came from."""

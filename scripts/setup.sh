@@ -5,19 +5,33 @@
 set -euo pipefail
 
 # ---------------------------------------------------------------------------------------------
-# APT PACKAGES: the one list of Debian packages the project needs. Add new ones here.
+# APT PACKAGES: the Debian packages the project needs, one list per extra of pyproject.toml. A
+# run installs APT_base and the lists of the extras in EXTRAS (`bash scripts/setup.sh
+# --print-apt` prints them and does nothing else). Add new ones to the extra that needs them.
 # ---------------------------------------------------------------------------------------------
-APT_PACKAGES=(
+APT_base=(
     make          # runs the two commands
     python3-venv  # Debian's python3 needs it for `python3 -m venv` (ensurepip)
+    # pyatspi and PyGObject, linked into every venv by scripts/setup-atspi.sh
+    python3-pyatspi python3-gi gir1.2-atspi-2.0
+)
+APT_voice=(
+    portaudio19-dev  # PortAudio headers to build pyaudio (the microphone and speaker)
+)
+APT_desktop=(
+    # the AT-SPI bus and GTK's bridge to it; GTK 3 for the status panel
+    at-spi2-core libatk-adaptor gir1.2-gtk-3.0 libgtk-3-0
+)
+APT_web=()  # none: its Python packages come as wheels
+APT_llm=()  # none listed: llama-cpp-python compiles with the machine's C++ compiler and cmake
+APT_dev=(
     postgresql    # server binaries for the throwaway loopback test database (scripts/postgres.sh)
     shellcheck    # lints the project's shell scripts in the test suite
-    # the AT-SPI desktop: a real GTK app on Xvfb over a private D-Bus session (tests), pyatspi
-    at-spi2-core python3-pyatspi python3-gi gir1.2-gtk-3.0 gir1.2-atspi-2.0 xvfb dbus-x11
-    libgtk-3-0 libatk-adaptor
+    xvfb dbus-x11 # a real GTK app on Xvfb over a private D-Bus session
     # real applications the AT-SPI adapter is tested against (tests/test_real_apps*.py): a
-    # browser, GTK3 (widget factory, calculator, yad forms), GTK4 (widget factory), Qt 5
-    # (featherpad), and a window manager, without which key events reach no window
+    # browser (also the web page's, through playwright), GTK3 (widget factory, calculator, yad
+    # forms), GTK4 (widget factory), Qt 5 (featherpad), and a window manager, without which
+    # key events reach no window
     chromium openbox yad gtk-3-examples galculator gtk-4-examples featherpad
     # uinput tested for real inside a throwaway QEMU VM (scripts/build-vm.sh)
     qemu-system-x86 busybox-static cpio
@@ -25,9 +39,9 @@ APT_PACKAGES=(
     # the device image (images/build.sh), booted under QEMU by tests/test_device_vm.py; the
     # Pi image's extra tools are in images/setup-pi.sh
     mmdebstrap genimage mtools dosfstools e2fsprogs qemu-utils
-    # voice: PortAudio headers to build pyaudio; sox and espeak-ng make test speech and noise
-    portaudio19-dev sox espeak-ng
-    # more offline voices for the spoken corpus's held-out part (appliance/bench/spoken/):
+    # test speech and noise, and the simulated room's reverberation
+    sox espeak-ng
+    # more offline voices for the spoken corpus's held-out part (lab/appliance_lab/bench/spoken/):
     # kal_diphone is only festival's Recommends, which apt here does not install
     festival flite festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts
     # switch access: the status panel's screenshots are read back with OCR in the tests
@@ -58,9 +72,27 @@ as_root() {
     fi
 }
 
+apt_packages() {  # APT_base and the lists of the extras in EXTRAS, one a line, each once
+    local extra extras
+    IFS=, read -ra extras <<<"$(extras_list "$EXTRAS")"
+    {
+        printf '%s\n' "${APT_base[@]}"
+        for extra in "${extras[@]}"; do
+            case "$extra" in
+                voice) printf '%s\n' "${APT_voice[@]}" ;;
+                desktop) printf '%s\n' "${APT_desktop[@]}" ;;
+                web) printf '%s\n' "${APT_web[@]}" ;;
+                llm) printf '%s\n' "${APT_llm[@]}" ;;
+                dev) printf '%s\n' "${APT_dev[@]}" ;;
+            esac
+        done
+    } | awk 'NF && !seen[$0]++'
+}
+
 install_apt_packages() {
-    local missing=() pkg
-    for pkg in "${APT_PACKAGES[@]}"; do
+    local missing=() pkg packages
+    mapfile -t packages < <(apt_packages)
+    for pkg in "${packages[@]}"; do
         if [ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" != "install ok installed" ]; then
             missing+=("$pkg")
         fi
@@ -125,8 +157,10 @@ install_package() {
     # The stamp holds pyproject.toml's hash and the extras installed with it. A run that needs
     # no new extra and finds pyproject.toml unchanged installs nothing; otherwise it installs
     # the union, so `make demo` after `make test` (or the reverse) never removes or redoes one.
-    local project installed="" all spec
-    project="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+    # The hash covers the lab's lab/pyproject.toml too.
+    local project installed="" all spec manifests=(pyproject.toml)
+    [ ! -f lab/pyproject.toml ] || manifests+=(lab/pyproject.toml)
+    project="$(cat "${manifests[@]}" | sha256sum | cut -d' ' -f1)"
     if [ -f "$STAMP" ]; then
         installed="$(sed -n 's/^extras=//p' "$STAMP")"
     fi
@@ -150,6 +184,11 @@ install_package() {
     fi
     pip_quiet install -q --upgrade pip
     pip_quiet install --progress-bar on -e "$spec"
+    if has_extra "$all" dev && [ -f lab/pyproject.toml ]; then
+        # The lab (benchmarks and tuning runs) is the developers': never in the device image.
+        say "installing the lab (lab/: benchmarks and tuning) for the dev extra"
+        pip_quiet install -q -e ./lab
+    fi
     printf 'pyproject=%s\nextras=%s\n' "$project" "$all" >"$STAMP"
     say "package installed"
 }
@@ -164,6 +203,10 @@ fetch_test_model() {
     VENV="$VENV" bash scripts/llm-models.sh smollm2 >/dev/null
 }
 
+if [ "${1:-}" = "--print-apt" ]; then  # what this EXTRAS would install from apt; nothing done
+    apt_packages
+    exit 0
+fi
 install_apt_packages
 make_venv
 install_package

@@ -240,7 +240,11 @@ def attacked(tmp: Path, store: str, attack: str) -> Verdict:
     acted = any(find_element(scene, name).get("activations", 0) for name in
                 ("Delete conversation", "Send"))
     notices = " ".join(first["notices"] + second["notices"])
-    verify = appliance("audit", "verify", "--store", store)
+    # A file damaged past serving was set aside, and a fresh journal took its place: the set
+    # aside file is the one whose damage verify must name.
+    path = Path(store)
+    aside = sorted(path.parent.glob(path.name + ".damaged-*")) if "://" not in store else []
+    verify = appliance("audit", "verify", "--store", str(aside[0]) if aside else store)
     assert "Traceback" not in verify.stderr, verify.stderr
     lines = verify.stderr.strip().splitlines()
     return Verdict(acted, any(w in notices for w in DAMAGE_WORDS), verify.returncode == 1,

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -325,19 +326,25 @@ def test_a_file_size_limit_is_not_called_cannot_open(tmp_path: Path) -> None:
     one_line_error(Result(r.returncode, r.stdout, r.stderr), "file-size limit")
 
 
-@pytest.fixture
-def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
-    """A 1 MiB tmpfs (needs the right to mount, as root in the project's containers)."""
-    where = tmp_path / "tmpfs"
+@contextmanager
+def tmpfs(where: Path, if_not: str) -> Iterator[Path]:
+    """A 1 MiB tmpfs mounted at `where` (root in the project's containers may mount); the test
+    is skipped, saying `if_not`, where mounting is not allowed."""
     where.mkdir()
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)],
                              capture_output=True, check=False)
     if mounted.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here; the file-size-limit test covers the message")
+        pytest.skip(f"cannot mount a tmpfs here; {if_not}")
     try:
         yield where
     finally:
         subprocess.run(["umount", "--lazy", str(where)], check=False)
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
+    with tmpfs(tmp_path / "tmpfs", "the file-size-limit test covers the message") as where:
+        yield where
 
 
 def test_a_full_disk_is_not_called_cannot_open(small_tmpfs: Path, tmp_path: Path) -> None:
@@ -468,8 +475,8 @@ def test_switch_probe_exits_the_same_with_and_without_json(tmp_path: Path) -> No
 
 
 def test_bench_planner_reports_progress_on_stderr_as_it_goes() -> None:
-    from appliance.bench.planner import CORPUS, PROGRESS_EVERY, bench_planner
     from appliance.intents.grammar import GrammarPlanner
+    from appliance_lab.bench.planner import CORPUS, PROGRESS_EVERY, bench_planner
 
     lines: list[str] = []
     limit = 2 * PROGRESS_EVERY + 5
@@ -574,21 +581,13 @@ def test_a_scene_file_over_the_limit_is_refused_after_reading_one_byte_more(
 
 @pytest.fixture
 def read_only_scene(tmp_path: Path) -> Iterator[Path]:
-    """A scene on a read-only tmpfs mount (root in the project's containers may mount)."""
-    where = tmp_path / "ro"
-    where.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)],
-                             capture_output=True, check=False)
-    if mounted.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here (and as root, permission bits are not a test)")
-    try:
+    """A scene on a read-only tmpfs mount."""
+    with tmpfs(tmp_path / "ro", "and as root, permission bits are not a test") as where:
         scene = write_scene(where / "scene.json", messages())
         remounted = subprocess.run(["mount", "-o", "remount,ro", str(where)],
                                    capture_output=True, check=False)
         assert remounted.returncode == 0, remounted.stderr
         yield scene
-    finally:
-        subprocess.run(["umount", "--lazy", str(where)], check=False)
 
 
 def test_a_scene_on_a_read_only_mount_is_refused_before_the_turn(

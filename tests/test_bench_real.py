@@ -3,7 +3,7 @@ Chromium and a GTK4 window start, every action is verified, and both are alive a
 
 from __future__ import annotations
 
-from appliance.desktop.atspi.bench_real import bench_real_apps
+from appliance_lab.bench.desktop_real import bench_real_apps
 
 
 def test_the_real_app_benchmark_acts_and_verifies_on_chromium_and_gtk4() -> None:

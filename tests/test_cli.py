@@ -369,14 +369,16 @@ def test_a_negative_setting_value_needs_no_double_dash(tmp_path: Path) -> None:
 
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+# The benchmarks are listed beside what they measured.
+MEASUREMENTS = README.parent / "docs" / "measurements" / "README.md"
 
 
-def _readme_commands() -> list[list[str]]:
+def _readme_commands(readme: Path = README) -> list[list[str]]:
     """Each `appliance ...` command in the README's code blocks, as its words (no comment)."""
     import re
     import shlex
 
-    blocks = re.findall(r"^```\n(.*?)^```", README.read_text(), flags=re.S | re.M)
+    blocks = re.findall(r"^```\n(.*?)^```", readme.read_text(), flags=re.S | re.M)
     commands = []
     for line in "\n".join(blocks).splitlines():
         line = re.sub(r"\s#\s.*$", "", line).strip()
@@ -393,7 +395,7 @@ def test_every_readme_command_and_option_exists() -> None:
 
     commands = _readme_commands()
     assert len(commands) > 20
-    for words in commands:
+    for words in [*commands, *_readme_commands(MEASUREMENTS)]:
         command: Any = typer.main.get_command(app)  # typer's own click: read, not isinstance'd
         path: list[str] = []
         for word in words:
@@ -413,12 +415,23 @@ def test_every_benchmark_is_in_the_readme() -> None:
     listed = run("bench", "no-such-bench").err
     names = set(re.findall(r"[a-z][a-z-]*[a-z]", listed.split("choose", 1)[1])) - {"or"}
     assert {"core", "voice", "desktop", "planner", "switch"} <= names, listed
-    in_readme = {tuple(words) for words in _readme_commands()}
+    in_readme = {tuple(words) for words in _readme_commands(MEASUREMENTS)}
     for name in names:
         if name == "core":
             assert ("bench",) in in_readme
         else:  # with its options, if it has any ("bench voice-apps [--voices N]")
             assert any(said[:2] == ("bench", name) for said in in_readme), name
+
+
+def test_bench_without_the_lab_says_so_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lab (lab/) comes with the dev extra only; the device image has `appliance bench`."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "appliance_lab", None)  # as if not installed
+    for args in (("bench",), ("bench", "voice", "--sample", "0")):
+        r = run(*args)
+        assert r.code != 0 and r.out == ""
+        assert r.err.count("\n") == 1 and "lab" in r.err and "not installed" in r.err, r.err
 
 
 def test_bare_undo_on_a_machine_without_a_screen(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from appliance.bench.vm import REPO, STORE, DeviceVM, build_image
+from appliance_lab.bench.vm import REPO, STORE, DeviceVM, build_image
 
 pytestmark = [
     pytest.mark.skipif(

@@ -590,7 +590,7 @@ def test_fleet_commands_fail_in_one_line(tmp_path: Path) -> None:
 
 def test_the_fleet_benchmark_runs_end_to_end_and_loses_nothing(pg_url: str) -> None:
     """Small, and no timing asserted: kiosk processes join, fill, catch up and take turns."""
-    from appliance.fleet.bench import bench_fleet
+    from appliance_lab.bench.fleet import bench_fleet
 
     lines: list[str] = []
     report = bench_fleet(pg_url, kiosks=3, progress=lines.append, fill_turns=5, steady_s=3.0)

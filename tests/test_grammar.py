@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from appliance.bench.grammar import bench_grammar, bench_scene
 from appliance.desktop.model import Snapshot
 from appliance.desktop.scene import Scene
 from appliance.desktop.sim import SimDesktop
@@ -16,6 +15,7 @@ from appliance.intents.grammar import GrammarPlanner
 from appliance.intents.grammar.templates import load_intents
 from appliance.intents.model import Intent, dump_intent, parse_intent
 from appliance.intents.planner import Planner
+from appliance_lab.bench.grammar import bench_grammar, bench_scene
 
 MESSAGES = Path(__file__).resolve().parents[1] / "appliance" / "scenes" / "messages.json"
 

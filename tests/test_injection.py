@@ -37,9 +37,9 @@ CASES: list[dict[str, Any]] = yaml.safe_load(
     (Path(__file__).parent / "injection" / "cases.yaml").read_text(encoding="utf-8"))["cases"]
 BASES = {
     "messages": ROOT / "appliance" / "scenes" / "messages.json",
-    "mail": ROOT / "appliance" / "bench" / "scenes" / "mail.json",
-    "radio": ROOT / "appliance" / "bench" / "scenes" / "radio.json",
-    "settings": ROOT / "appliance" / "bench" / "scenes" / "settings.json",
+    "mail": ROOT / "lab" / "appliance_lab" / "bench" / "scenes" / "mail.json",
+    "radio": ROOT / "lab" / "appliance_lab" / "bench" / "scenes" / "radio.json",
+    "settings": ROOT / "lab" / "appliance_lab" / "bench" / "scenes" / "settings.json",
 }
 
 

@@ -14,7 +14,6 @@ import sqlite3
 import stat
 import subprocess
 import time
-from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any, cast
@@ -38,7 +37,7 @@ from appliance.wiring import build_planner, opened_desktop
 from tests.cli_runner import APPLIANCE, Kiosk
 from tests.recording_panel import RecordingPanel
 from tests.scenes import messages
-from tests.test_fleet import Central
+from tests.test_fleet import Central, central  # noqa: F401 (the central server's fixture)
 from tests.test_fleet import Kiosk as FleetKiosk
 from tests.test_journal import executed_turn
 
@@ -293,30 +292,20 @@ def test_a_running_kiosk_follows_a_file_another_process_set_aside(tmp_path: Path
     assert "found damaged" not in sink.handle(Utterance(LOOK, "text", None)).spoken
 
 
-@pytest.fixture
-def fleet(fresh_pg_url: str, tmp_path: Path) -> Iterator[Central]:
-    """A real central server on the loopback PostgreSQL, as tests/test_fleet.py runs it."""
-    server = Central(fresh_pg_url, tmp_path / "central")
-    server.start()
-    try:
-        yield server
-    finally:
-        server.kill()
-        server.store.close()
-
-
 @pytest.mark.postgres
-def test_a_running_uplink_raises_the_care_teams_alert(fleet: Central, tmp_path: Path) -> None:
+def test_a_running_uplink_raises_the_care_teams_alert(
+    central: Central, tmp_path: Path  # noqa: F811 (the fixture imported above)
+) -> None:
     """The uplink already running when the file is set aside follows the new journal (a new
     epoch, kept beside the old one) and the central server raises the alert."""
     kiosk = FleetKiosk(tmp_path / "k1", "room-1")
-    kiosk.join(fleet)
+    kiosk.join(central)
     kiosk.turns(4)
     old_epoch = kiosk.epoch
     uplink = kiosk.start_uplink()
     try:
         deadline = time.monotonic() + 60
-        while fleet.ids(kiosk.name, old_epoch) != kiosk.ids():
+        while central.ids(kiosk.name, old_epoch) != kiosk.ids():
             assert time.monotonic() < deadline, "the uplink never sent the journal"
             time.sleep(0.2)
         cut_to_half(Path(kiosk.store))
@@ -329,14 +318,14 @@ def test_a_running_uplink_raises_the_care_teams_alert(fleet: Central, tmp_path: 
         while not any(moved.name in a for a in alerts):
             assert time.monotonic() < deadline + 60, f"no alert: {alerts}"
             time.sleep(0.2)
-            alerts = [a for row in fleet.store.overview() for a in row["alerts"]]
+            alerts = [a for row in central.store.overview() for a in row["alerts"]]
     finally:
         uplink.terminate()
         uplink.wait(timeout=30)
     alert = next(a for a in alerts if moved.name in a)
     assert alert.startswith("journal check failed: "), alert
     assert "the journal file was damaged (database disk image is malformed)" in alert, alert
-    assert kiosk.epoch != old_epoch and fleet.ids(kiosk.name, kiosk.epoch) == kiosk.ids()
+    assert kiosk.epoch != old_epoch and central.ids(kiosk.name, kiosk.epoch) == kiosk.ids()
 
 
 def test_health_lists_the_file_set_aside_and_how_to_read_it(tmp_path: Path) -> None:

@@ -28,8 +28,8 @@ from appliance.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENES = [ROOT / "appliance" / "scenes" / "messages.json",
-          ROOT / "appliance" / "bench" / "scenes" / "radio.json",
-          ROOT / "appliance" / "bench" / "scenes" / "settings.json"]
+          ROOT / "lab" / "appliance_lab" / "bench" / "scenes" / "radio.json",
+          ROOT / "lab" / "appliance_lab" / "bench" / "scenes" / "settings.json"]
 REQUESTS = ["send grandma a message saying I'll be late", "make it louder", "the other one"]
 # Decoding is greedy from seed 0, so each scene's proposals are fixed, and so is the one verdict
 # the validator owes each: a read of something on the screen is answered, of something absent

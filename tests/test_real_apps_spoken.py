@@ -3,7 +3,7 @@
 Synthesized speech (Piper and espeak-ng's en-us, tuning voices) into a WAV, run through
 `appliance run --audio` with the live screen read over AT-SPI, so the closed set is built from
 the application's own names: yad's form and slider (GTK3) and FeatherPad (Qt 5), each judged by
-what the application itself reports (appliance/bench/spoken/apps.py; `appliance bench
+what the application itself reports (lab/appliance_lab/bench/spoken/apps.py; `appliance bench
 voice-apps` runs every voice of both parts).
 """
 
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from appliance.bench.spoken.apps import TUNED, Outcome, SpokenCase, run_case
-from appliance.bench.spoken.corpus import load_part
-from appliance.bench.spoken.voices import Voice
-from appliance.desktop.atspi.bench_real import app_session
+from appliance_lab.bench.desktop_real import app_session
+from appliance_lab.bench.spoken.apps import TUNED, Outcome, SpokenCase, run_case
+from appliance_lab.bench.spoken.corpus import load_part
+from appliance_lab.bench.spoken.voices import Voice
 
 PIPER, ESPEAK = load_part("tune").voices[:2]
 CASES = {case.name: case for case in TUNED}

@@ -253,7 +253,8 @@ def test_a_stuttering_sequence_is_collapsed(messages: Snapshot) -> None:
 
 @pytest.fixture
 def mail() -> Snapshot:
-    return SimDesktop.from_file(SCENES / "bench" / "scenes" / "mail.json").snapshot()
+    return SimDesktop.from_file(
+        SCENES.parent / "lab" / "appliance_lab" / "bench" / "scenes" / "mail.json").snapshot()
 
 
 @pytest.mark.parametrize(("text", "proposed", "fitted"), [

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from appliance.bench.planner import (
+from appliance.desktop.model import Snapshot
+from appliance.intents.grammar import GrammarPlanner
+from appliance.intents.llm_backend import LanguageModelPlanner
+from appliance.intents.model import Activate, SetValue, parse_intent
+from appliance.intents.prompt import Message
+from appliance_lab.bench.planner import (
     HELD_OUT,
     Corpus,
     CorpusRequest,
@@ -12,11 +17,6 @@ from appliance.bench.planner import (
     load_corpus,
     matches,
 )
-from appliance.desktop.model import Snapshot
-from appliance.intents.grammar import GrammarPlanner
-from appliance.intents.llm_backend import LanguageModelPlanner
-from appliance.intents.model import Activate, SetValue, parse_intent
-from appliance.intents.prompt import Message
 
 
 def _names(snapshot: Snapshot) -> set[str]:

@@ -196,3 +196,48 @@ def test_setup_only_adds_extras_so_demo_and_test_never_reinstall(setup_copy: Pat
     _out, calls = _setup(setup_copy, "voice")
     assert calls[0] == "-m pip install --progress-bar on -e .[desktop,dev,llm,voice]", (
         "a changed pyproject.toml updates every extra installed, not only the asked ones")
+
+
+def test_the_lab_comes_with_the_dev_extra_only(setup_copy: Path) -> None:
+    """lab/ (benchmarks and tuning) is installed editable beside the package, for dev."""
+    (setup_copy / "lab").mkdir()
+    shutil.copy(REPO / "lab" / "pyproject.toml", setup_copy / "lab" / "pyproject.toml")
+    lab = "-m pip install -q -e ./lab"
+    _out, calls = _setup(setup_copy, "voice")
+    assert lab not in calls, calls
+    _out, calls = _setup(setup_copy, "voice,dev")
+    assert calls[:2] == ["-m pip install --progress-bar on -e .[dev,voice]", lab], calls
+    _out, calls = _setup(setup_copy, "dev")
+    assert not any("pip install" in c for c in calls), calls
+    (setup_copy / "lab" / "pyproject.toml").write_text("# changed\n")
+    _out, calls = _setup(setup_copy, "voice")
+    assert lab in calls, "a changed lab/pyproject.toml installs the lab again"
+
+
+def _apt(extras: str, venv: Path) -> list[str]:
+    """The apt packages setup.sh installs for EXTRAS, from its `--print-apt` dry run."""
+    done = subprocess.run(
+        ["bash", str(REPO / "scripts" / "setup.sh"), "--print-apt"],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60, check=False,
+        env={**os.environ, "EXTRAS": extras, "VENV": str(venv)},
+    )
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    return done.stdout.split()
+
+
+def test_make_demo_installs_no_browser_vm_or_database_from_apt(tmp_path: Path) -> None:
+    dry = subprocess.run(["make", "-n", "demo"], cwd=REPO, capture_output=True, text=True,
+                         check=True, env={k: v for k, v in os.environ.items() if k != "EXTRAS"})
+    found = re.search(r"EXTRAS='([^']*)' bash scripts/setup.sh", dry.stdout)
+    assert found, dry.stdout
+    venv = tmp_path / "venv"
+    demo = _apt(found.group(1), venv)
+    everything = _apt("dev,desktop,voice,llm,web", venv)
+    assert not venv.exists(), "--print-apt only prints"
+    heavy = {"chromium", "qemu-system-x86", "qemu-utils", "postgresql", "mmdebstrap", "genimage",
+             "xvfb", "festival", "tesseract-ocr", "shellcheck"}
+    assert not heavy & set(demo), heavy & set(demo)
+    assert {"make", "python3-venv", "python3-gi", "portaudio19-dev"} <= set(demo)
+    assert heavy <= set(everything) and set(demo) < set(everything)
+    assert len(everything) == len(set(everything)), "each package once"
+    assert _apt("voice, web", venv) == _apt("web,voice,", venv)

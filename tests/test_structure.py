@@ -112,18 +112,75 @@ def test_no_cycles_between_subpackages() -> None:
     assert cycle is None, "subpackages in a cycle: " + " -> ".join(cycle or [])
 
 
-def test_the_scripts_import_only_what_the_package_has() -> None:
-    """scripts/ is outside ruff and mypy's paths: a name moved in the package (COMMAND_WORDS
-    left session_sink) broke scripts/closed_set_tune.py silently."""
+def test_the_lab_imports_only_what_the_package_has() -> None:
+    """A name moved in the package (COMMAND_WORDS left session_sink) once broke a tuning run
+    silently, when they were scripts outside mypy's paths; this names what went missing."""
     import importlib.util
 
     missing = []
-    for script in sorted((PACKAGE.parent / "scripts").glob("*.py")):
-        for node in ast.walk(ast.parse(script.read_text())):
+    for module_path in lab_modules():
+        for node in ast.walk(ast.parse(module_path.read_text())):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("appliance"):
                 module = importlib.import_module(node.module or "")
-                missing += [f"{script.name}: {node.module}.{alias.name}" for alias in node.names
+                missing += [f"{module_path.name}: {node.module}.{alias.name}"
+                            for alias in node.names
                             if not hasattr(module, alias.name) and not (
                                 hasattr(module, "__path__")  # a package's submodule
                                 and importlib.util.find_spec(f"{node.module}.{alias.name}"))]
     assert missing == []
+
+
+LAB = PACKAGE.parent / "lab" / "appliance_lab"
+# namedtuple's own methods: public, underscored so as not to clash with field names
+NAMEDTUPLE_API = {"_replace", "_asdict", "_fields", "_make"}
+
+
+def lab_modules() -> list[Path]:
+    return sorted(LAB.rglob("*.py"))
+
+
+def test_the_product_has_no_bench_and_never_imports_the_lab() -> None:
+    """The benchmarks and tuning runs live in the lab (lab/, never on the device). `appliance
+    bench` reaches it by name, lazily, in cli.py alone."""
+    assert lab_modules(), "the lab is missing"
+    benches = [name for name in modules() if any(
+        part.startswith("bench") for part in name.split("."))]
+    assert benches == []
+    importers, naming = [], []
+    for name, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                targets = [node.module or ""]
+            else:
+                targets = []
+            if any(t == "appliance_lab" or t.startswith("appliance_lab.") for t in targets):
+                importers.append(name)
+            if isinstance(node, ast.Constant) and node.value == "appliance_lab":
+                naming.append(name)
+    assert importers == []
+    assert naming == ["appliance.cli"]
+
+
+def test_the_lab_uses_the_product_s_public_api_only() -> None:
+    """No private name imported from the product, no `obj._name` on anything but self."""
+    private = []
+    for path in lab_modules():
+        where = path.relative_to(LAB.parent)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                names = [f"{node.module}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                names = []
+            private += [f"{where}: import {name}" for name in names
+                        if name.startswith("appliance.")
+                        and any(part.startswith("_") for part in name.split("."))]
+            if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                    and not node.attr.startswith("__") and node.attr not in NAMEDTUPLE_API
+                    and not (isinstance(node.value, ast.Name)
+                             and node.value.id in ("self", "cls"))):
+                private.append(f"{where}:{node.lineno}: .{node.attr}")
+    assert private == []

@@ -443,7 +443,7 @@ def test_a_question_asked_by_voice_times_out_on_ticks(tmp: Path) -> None:
 
 def test_bench_runs_the_controller_end_to_end() -> None:
     """A short run of the benchmark's own code (timings are reported, not asserted)."""
-    from appliance.switch.bench import press_latency, scan_jitter
+    from appliance_lab.bench.switch import press_latency, scan_jitter
 
     latency = press_latency(rounds=2)
     assert latency["presses_journaled"] == 17

@@ -12,7 +12,6 @@ from functools import cache
 
 import pytest
 
-from appliance.bench.barge_in import said_over_the_reply
 from appliance.voice import commands
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm
 from appliance.voice.barge_in import barge_in
@@ -24,6 +23,7 @@ from appliance.voice.pipeline import VoiceStats
 from appliance.voice.room import SimulatedRoom
 from appliance.voice.sink import Reply, Utterance
 from appliance.voice.wake import WakeGate
+from appliance_lab.bench.barge_in import said_over_the_reply
 from tests.speech import say, silence
 
 assert shutil.which("espeak-ng") and shutil.which("sox"), "espeak-ng/sox missing: run setup.sh"
@@ -194,7 +194,7 @@ def test_a_wake_phrase_over_the_reply_is_heard_whatever_the_spotter_makes_of_it(
     """The wake spotter never heard the canceller's leftovers in training: over a reply it
     scores a plain "Hey juniper." lower than alone (6.4 to 12.6 against 11.9), so there
     Whisper's evidence alone decides. The segments are built without pacing
-    (appliance/bench/barge_in.py), so they are the same every run."""
+    (lab/appliance_lab/bench/barge_in.py), so they are the same every run."""
     assert loaded.whisper is not None
     recognizer = ClosedWhisperRecognizer(loaded.whisper, "hey juniper",
                                          wake_rule("spotter", "hey juniper")[1])
@@ -237,7 +237,7 @@ def test_barge_in_without_a_canceller_falls_back_to_the_mute(
 
 def test_the_room_echo_is_cancelled(loaded: Engines) -> None:
     """ERLE of the chosen canceller on the appliance's voice in the room: well above nothing."""
-    from appliance.bench.barge_in import echo_figures
+    from appliance_lab.bench.barge_in import echo_figures
 
     figures = echo_figures(seconds=12.0)
     assert figures["erle_db"] > 10.0, figures

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from appliance.bench.spoken.accuracy import bench_items
-from appliance.bench.spoken.conditions import CONDITIONS
-from appliance.bench.spoken.corpus import items
-from appliance.bench.spoken.false_accepts import bench_false_accepts
-from appliance.bench.spoken.heldout_bench import goals
-from appliance.bench.spoken.runs import voice_options
+from appliance_lab.bench.spoken.accuracy import bench_items
+from appliance_lab.bench.spoken.conditions import CONDITIONS
+from appliance_lab.bench.spoken.corpus import items
+from appliance_lab.bench.spoken.false_accepts import bench_false_accepts
+from appliance_lab.bench.spoken.heldout_bench import goals
+from appliance_lab.bench.spoken.runs import voice_options
 
 pytestmark = [
     pytest.mark.slow,
@@ -53,8 +53,8 @@ def test_held_out_items_through_the_real_pipeline(recognizer: str) -> None:
 
 
 def test_speech_without_the_wake_phrase_and_false_accepts_per_hour() -> None:
-    from appliance.bench.spoken.corpus import clean_speech
-    from appliance.bench.spoken.voices import Voice
+    from appliance_lab.bench.spoken.corpus import clean_speech
+    from appliance_lab.bench.spoken.voices import Voice
 
     voice = Voice(engine="flite", name="slt")  # Whisper hears its wake phrase (flite kal's not)
     clips = [clean_speech(voice, "The doctor said to rest for a week."),
@@ -79,8 +79,8 @@ def test_goals_are_reported_next_to_the_figures() -> None:
 
 
 def test_a_recognizer_this_build_lacks_is_one_clear_error() -> None:
-    from appliance.bench.spoken.runs import RecognizerMissing
     from appliance.voice.commands import VoiceOptions
+    from appliance_lab.bench.spoken.runs import RecognizerMissing
 
     if "recognizer" in VoiceOptions.__dataclass_fields__:
         assert voice_options("closed", 1.0).recognizer == "closed"

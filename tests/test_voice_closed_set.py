@@ -16,10 +16,6 @@ import numpy as np
 import pytest
 
 from appliance.audit.timeline import timeline
-from appliance.bench.barge_in import voiced
-from appliance.bench.spoken.corpus import clean_speech
-from appliance.bench.spoken.outcome import scene_path
-from appliance.bench.spoken.voices import Voice
 from appliance.desktop.sim import SimDesktop
 from appliance.intents.grammar.planner import GrammarPlanner
 from appliance.intents.grammar.targets import ASK_FROM
@@ -67,6 +63,10 @@ from appliance.voice.wake_spotter import (
     windows,
 )
 from appliance.wiring import build_planner, opened_desktop
+from appliance_lab.bench.barge_in import voiced
+from appliance_lab.bench.spoken.corpus import clean_speech
+from appliance_lab.bench.spoken.outcome import scene_path
+from appliance_lab.bench.spoken.voices import Voice
 
 SCENES = {name: scene_path(name) for name in ("messages", "mail", "radio", "settings")}
 
@@ -290,7 +290,7 @@ def test_out_of_set_speech_falls_back_to_open_whisper(
      ("espeak", "radio", "volume to five", "volume to 5"),
      # espeak-ng's "brightness at fifty" went open when sentences were written as Whisper
      # writes them ("brightness", one token, scores below the screen's "Brightness", two):
-     # docs/voice-corpus.md, "Sentences written as Whisper writes them (s19)".
+     # docs/measurements/voice-corpus.md, "Sentences written as Whisper writes them (s19)".
      ("piper", "settings", "brightness at fifty", "brightness at 50")],
 )
 def test_a_number_said_to_a_slider_is_heard_as_a_sentence_of_the_screen(
@@ -687,8 +687,8 @@ JENNIFER = pytest.mark.xfail(strict=True, reason="a near miss the lenient check 
     [
         # Let through since the lenient check was tuned with female voices too (WAKE_MARGIN,
         # -6.0): "Juniper" forced on it scores -3.7 against the free words; refusing it costs 3
-        # points of the tuning part's false rejects (docs/voice-corpus.md). Strict xfail: a
-        # lenient rule that refuses it again shows here. The strict check refuses it.
+        # points of the tuning part's false rejects (docs/measurements/voice-corpus.md). Strict
+        # xfail: a lenient rule that refuses it again shows here. The strict check refuses it.
         pytest.param("hey jennifer, click send", "piper", "lenient", False, marks=JENNIFER),
         pytest.param("hey jennifer, click send", "espeak", "lenient", False, marks=JENNIFER),
         ("hey jennifer, click send", "piper", "strict", False),
@@ -772,8 +772,8 @@ def test_the_command_check_takes_a_doubtful_wake_phrase_said_alone(
     """People pause after the wake phrase and say the command in the window it opens. A
     tuning-part clip the strict part refuses (espeak-ng's linda variant, reverberant: "Hey
     Juniper" forced scores -2.75 against the free words) is taken by the command check."""
-    from appliance.bench.spoken.conditions import CONDITIONS
-    from appliance.bench.spoken.corpus import load_part, non_wake_audio
+    from appliance_lab.bench.spoken.conditions import CONDITIONS
+    from appliance_lab.bench.spoken.corpus import load_part, non_wake_audio
 
     voice = next(v for v in load_part("tune").voices if v.label == "espeak:en+linda@165/55")
     reverb = next(c for c in CONDITIONS if c.name == "reverb")
@@ -922,10 +922,16 @@ def test_a_long_utterance_is_spotted_once_from_its_first_two_seconds(
 
 
 def _tuning_clip(voice_label: str, condition: str, said: str, wake: bool) -> tuple[bytes, str]:
-    """A clip of the tuning part as scripts/wake_rule_tune.py hears it, and its scene."""
-    from appliance.bench.spoken.conditions import CONDITIONS
-    from appliance.bench.spoken.corpus import _noise_for, audio, items, load_part, non_wake_audio
-    from appliance.bench.spoken.false_accepts import SCENE
+    """A clip of the tuning part as appliance_lab.tuning.wake_rule_tune hears it, and its scene."""
+    from appliance_lab.bench.spoken.conditions import CONDITIONS
+    from appliance_lab.bench.spoken.corpus import (
+        audio,
+        items,
+        load_part,
+        noise_for,
+        non_wake_audio,
+    )
+    from appliance_lab.bench.spoken.false_accepts import SCENE
 
     tail = bytes(int(TRAILING_SILENCE_S * PIPELINE_RATE) * 2)
     cond = next(c for c in CONDITIONS if c.name == condition)
@@ -934,7 +940,7 @@ def _tuning_clip(voice_label: str, condition: str, said: str, wake: bool) -> tup
                     if i.voice.label == voice_label and i.sentence == said)
         return audio(item) + tail, item.scene
     voice = next(v for v in load_part("tune").voices if v.label == voice_label)
-    return non_wake_audio("tune", voice, said, cond, _noise_for(voice, said, cond)) + tail, SCENE
+    return non_wake_audio("tune", voice, said, cond, noise_for(voice, said, cond)) + tail, SCENE
 
 
 # Tuning clips on which the spotter check and the command check disagreed when the rule was
@@ -997,7 +1003,7 @@ def espeak_in_noise(text: str, rate: int, snr_db: float, seed: int) -> bytes:
 def test_the_issues_case_screen_names_no_longer_decide_the_wake_phrase(
     recognizer: ClosedWhisperRecognizer,
 ) -> None:
-    """Measured with scripts/closed_set_tune.py (10 dB): with the screen's names in the prompt
+    """Measured with the lab's closed_set_tune (10 dB): with the screen's names in the prompt
     this audio was "Hey Juniper, what is on the screen?" on the Mail screen only; on Messages
     "do the perfect weapon on the screen", on Radio nothing, so the command was ignored there.
     The wake pass now sees no screen: the same decision, and the command, on every screen."""
@@ -1075,8 +1081,8 @@ def test_the_caregivers_wake_check_reaches_the_pipeline(
 def _unsure_tick_urgent() -> bytes:
     """A tuning-part item Whisper hears as "Hey Juniper, take your agent": espeak-ng's anika
     variant at 10 dB. The closed set's best, "tick urgent", misses the bar for acting and meets
-    the one for asking (scripts/closed_set_sweep.py)."""
-    from appliance.bench.spoken.corpus import audio, items
+    the one for asking (appliance_lab.tuning.closed_set_sweep)."""
+    from appliance_lab.bench.spoken.corpus import audio, items
 
     return audio(next(i for i in items("tune") if i.condition.name == "snr10"
                       and i.voice.label == "espeak:en-gb-x-gbclan+anika@145/40"
@@ -1097,7 +1103,7 @@ def test_a_doubtful_closed_set_sentence_is_taken_with_doubt(
 
 def _tick_urgent_in_noise() -> list[bytes]:
     """The tuning part's "tick urgent" at 10 and 5 dB, `_unsure_tick_urgent` first."""
-    from appliance.bench.spoken.corpus import audio, items
+    from appliance_lab.bench.spoken.corpus import audio, items
 
     said = [i for i in items("tune") if i.sentence == "tick urgent"
             and i.condition.name in ("snr10", "snr5")]
@@ -1157,7 +1163,7 @@ def test_a_command_lost_after_the_wake_phrase_is_said_so_and_may_be_said_again(
     variant, clean: "what speaking voice is it using" heard as "click my TV tune in", too
     doubtful to pass on). Silence would leave the person waiting: the appliance says it did
     not catch it and then takes the command without the wake phrase."""
-    from appliance.bench.spoken.corpus import audio, items
+    from appliance_lab.bench.spoken.corpus import audio, items
 
     lost = next(i for i in items("tune") if i.condition.name == "clean"
                 and i.voice.label == "espeak:en-029+Alicia@175/60"

@@ -1,4 +1,4 @@
-"""The spoken corpus generator (appliance/bench/spoken): the held-out split, coverage of the
+"""The spoken corpus generator (lab/appliance_lab/bench/spoken): the held-out split, coverage of the
 grammar's families, and the conditions, on real TTS engines (espeak-ng, flite) and real sox."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 import yaml
 
-from appliance.bench.spoken.conditions import (
+from appliance.voice.audio_file import PIPELINE_RATE, pcm16_to_float
+from appliance_lab.bench.spoken.conditions import (
     CONDITIONS,
     PAD_S,
     make_babble,
@@ -20,10 +21,9 @@ from appliance.bench.spoken.conditions import (
     snr_db,
     sox_noise,
 )
-from appliance.bench.spoken.corpus import _cached, clean_speech, items, load_part
-from appliance.bench.spoken.outcome import planned
-from appliance.bench.spoken.voices import Voice
-from appliance.voice.audio_file import PIPELINE_RATE, pcm16_to_float
+from appliance_lab.bench.spoken.corpus import cached_pcm, clean_speech, items, load_part
+from appliance_lab.bench.spoken.outcome import planned
+from appliance_lab.bench.spoken.voices import Voice
 
 COMMANDS_YAML = Path(__file__).parents[1] / "appliance/intents/sentences/commands.yaml"
 needs_tts = pytest.mark.skipif(
@@ -143,7 +143,7 @@ def _clip() -> bytes:
 
 
 def _cache_one_clip() -> None:
-    _cached("same-clip", _clip)  # the cache directory: the environment the fork inherits
+    cached_pcm("same-clip", _clip)  # the cache directory: the environment the fork inherits
 
 
 def test_processes_making_the_same_clip_at_once_both_get_it(
@@ -164,7 +164,7 @@ def test_processes_making_the_same_clip_at_once_both_get_it(
         return written
 
     monkeypatch.setattr(Path, "write_bytes", write_then_another_process_caches_it)
-    assert _cached("same-clip", _clip) == _clip()
+    assert cached_pcm("same-clip", _clip) == _clip()
     assert others and others[0].exitcode == 0
     assert (tmp_path / "same-clip.pcm").read_bytes() == _clip()
     assert not list(tmp_path.glob("*.tmp"))
@@ -175,13 +175,13 @@ def test_processes_making_the_same_clip_at_once_both_get_it(
 def test_every_festival_voice_of_the_corpus_is_installed(voice: str) -> None:
     """text2wave exits 0 on a voice it lacks: a fresh machine without festival's Recommends
     failed the held-out bench with "Audio file not found" before setup.sh installed it."""
-    from appliance.bench.spoken.voices import synthesize
+    from appliance_lab.bench.spoken.voices import synthesize
 
     assert len(synthesize(Voice(engine="festival", name=voice), "yes")) > PIPELINE_RATE // 10
 
 
 def test_a_voice_that_is_not_installed_is_said_so() -> None:
-    from appliance.bench.spoken.voices import SynthesisError, synthesize
+    from appliance_lab.bench.spoken.voices import SynthesisError, synthesize
 
     with pytest.raises(SynthesisError, match="no voice 'no_such_voice' installed"):
         synthesize(Voice(engine="festival", name="no_such_voice"), "yes")

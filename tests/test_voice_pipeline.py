@@ -465,7 +465,7 @@ def test_run_without_a_microphone_is_one_clear_error() -> None:
 
 def test_bench_reports_tts_and_the_run_process(loaded: Engines) -> None:
     """The cheap parts of `appliance bench voice` (the whole takes about a minute)."""
-    from appliance.voice.bench import bench_rss, bench_tts, pct
+    from appliance_lab.bench.voice_pipeline import bench_rss, bench_tts, pct
 
     assert pct([3.0, 1.0, 2.0]) == {"p50": 2.0, "p95": 3.0, "n": 3}
     tts = bench_tts()
@@ -478,7 +478,7 @@ def test_bench_reports_tts_and_the_run_process(loaded: Engines) -> None:
 def test_bench_idle_cpu_is_measured_after_start_up(loaded: Engines) -> None:
     """`idle_listening` runs the live loop on a silent microphone and counts only what it takes
     once started: the share is measured from the microphone's settle point to its end."""
-    from appliance.voice.bench import SilentMicrophone
+    from appliance_lab.bench.voice_pipeline import SilentMicrophone
 
     microphone = SilentMicrophone(1.5, settle_s=0.5)
     run_voice(microphone, ScriptedSink(), loaded, None, VoiceOptions())

@@ -1,8 +1,8 @@
 """The device key that makes the journal's hash chain an HMAC chain.
 
-It lives outside the journal (README, "The journal"): whoever can copy or edit the journal file,
-a backup of it or the PostgreSQL database does not thereby hold the key, so cannot recompute
-the chain after editing, truncating or forging events.
+It lives outside the journal (docs/journal.md, "The device key"): whoever can copy or edit the
+journal file, a backup of it or the PostgreSQL database does not thereby hold the key, so cannot
+recompute the chain after editing, truncating or forging events.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The caregiver's settings, folded from their chained `SettingChanged` events alone.
 
 Snapshots are not read here: they sit outside the chain, and whatever decides behaviour must
-be covered by it. Settings change rarely, so reading them all is cheap (README, "The journal").
+be covered by it. Settings change rarely, so reading them all is cheap (docs/journal.md).
 An event that is unreadable, invalid or fails its check against the device key is damage: the
 settings then fall back to the safe defaults wherever the rest would be more permissive.
 """

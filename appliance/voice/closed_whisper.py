@@ -49,69 +49,40 @@ from appliance.voice.stt_whisper import (
 from appliance.voice.wake import WakeGate, words
 from appliance.voice.wake_spotter import WakeSpotter
 
+# The tuned constants, one line each. How each was tuned, with its counts, and the runs that
+# measured it: docs/measurements/closed-set-tuning.md.
 FULL_WINDOW = 3000
 """Feature frames (30 s) Whisper's encoder was trained on."""
 QUICK_WINDOW = 1000
-"""Feature frames (10 s) of the quick pass (`_quick`), for an utterance that fits with a second
-to spare, a third of the encoder's and decoder's cost. Alone, the quick window acted right at
-once on 52 of 108 tuning items (clean, 10 and 5 dB) against 54 for the full one (6 s: 47; the
-utterance and 2 s: 42): it loses words in noise. Taking only a sentence it heard freely after a
-wake phrase the spotter was sure of (39 of the 108), and all else through the full window: 58
-(scripts/closed_set_variants.py --per 3 --variants "as is,full window only"); the rest pay the
-quick pass (hear p50 over all 108 513 ms against 436)."""
+"""Feature frames (10 s) of the quick pass (`_quick`), for an utterance with a second to spare."""
 SHORTLIST = 8
 """Sentences scored per utterance (nearest by spelling to what was heard)."""
 FRAMED = 3
 """Dictation sentences scored as well: Whisper's words with the frame's around them."""
 ALIGN_BATCH = 3
-"""Sequences forced per CTranslate2 align call. The log-probabilities are the same; the time is
-not: 9 shortlisted sentences in one batch took 912 ms, in batches of 3 389 ms (tiny.en, int8,
-2 threads, on the 2-core development machine under load)."""
+"""Sequences forced per CTranslate2 align call (the same scores; small batches are faster)."""
 MARGIN = 1.3
 """How far below the free transcript's mean token log-probability a sentence may score."""
 FLOOR = -1.9
 """A sentence scoring below this is not taken as said, however poor the free transcript."""
 ASK_MARGIN = 0.9
+"""As MARGIN, for a sentence taken as doubtful: acting on it needs a yes."""
 ASK_FLOOR = -2.8
-"""A sentence that misses MARGIN and FLOOR but meets these is taken as doubtful: acting on it
-needs a yes. Tuned on the tuning part (two samples of 180, 322 items that act, via
-scripts/closed_set_sweep.py): without it 188 acted right at once, 7 wrong unasked; with it 187
-and 13 more right after a yes, 1 question about the wrong thing, still 7 wrong unasked. A lower
-FLOOR (-2.1: 191 right at once) took "read me messages" for espeak's "read my messages", which
-the open path hears right; -2.8: 200 right but 8 wrong unasked."""
+"""As FLOOR, for a sentence taken as doubtful: acting on it needs a yes."""
 LETTER_MARGIN = 0.5
-"""A key taken as a letter Whisper wrote is asked about when a letter whose name rhymes with it
-scores within this of it. On the tuning part's "press control c" (12 voices, 5 conditions) the
-wrong letter led the right one by at most 0.43, and the right one led by 0 to 0.9 (Piper 0.7 to
-0.9). press_key, all 240 items (scripts/voice_families.py press_key): right at once 150 -> 123,
-wrong keys pressed unasked 11 -> 1 (Ctrl+A: "a" rhymes with no "c"), right after a yes 23 -> 50."""
+"""A letter key is asked about when a letter whose name rhymes with it scores within this."""
 DICTATION_FLOOR = -0.43
-"""Words to write (a dictation template's free text, framed or heard openly) that Whisper heard
-less surely than this mean token log-probability (e^-0.43 = 0.65) are read back and asked
-about, not typed at once. On the tuning part's four dictation families (288 items, clean and
-10 dB), of the 51 typed at once: 27 of 30 wrong ones were below it and 1 of 21 right ones."""
+"""Words to write heard less surely than this (e^-0.43 = 0.65) are read back and asked about."""
 WAKE_MARGIN = -6.0
-"""The second opinion on the wake phrase: Whisper's mean token log-probability of "Juniper"
-forced after "Hey" at the start of the audio (no prompt) may be at most this far below that of
-what it heard there freely. Tuned on the tuning part (scripts/wake_tune.py --per 8): 384 wake
-and 1584 non-wake clips, 12 voices (7 female-sounding espeak variants), clean, 10 dB, 5 dB and
-reverb. The fixed pass alone: 20 false rejects (16 at 5 dB), 466 false accepts; with this, 22 and
-284 (the near misses mostly); -2.25 on the whole phrase, before: 129 and 1."""
+"""How far "Juniper" forced after "Hey" (no prompt) may score below the free words there."""
 WAKE_WORD_SCORE = 72.0
-"""How closely a word Whisper wrote must spell the wake word to be taken for it (WakeGate's
-threshold) when the spotter, not the words, heard the wake phrase."""
+"""How closely a written word must spell the wake word when the spotter heard the wake phrase."""
 FIRST_WAKE_MARGIN = -2.25
-"""The first tuning's margin (male tuning voices only), on the whole phrase "Hey Juniper", a
-no-speech verdict rejecting: on the held-out part 20 % false rejects, 2 false accepts an hour."""
+"""The first tuning's margin, on the whole phrase, a no-speech verdict rejecting (`strict`)."""
 SPOTTER_VETO = -2.0
+"""The wake spotter's log-odds below which it overrules the `command` check's yes."""
 SPOTTER_SURE = 8.0
-"""The wake spotter's (wake_spotter.py) log-odds: below SPOTTER_VETO it overrules the `command`
-check's yes; at SPOTTER_SURE or above it wakes on its own, whatever Whisper wrote. Weighed on
-the tuning part, each voice's clips scored by a spotter trained on the other tuning voices and
-34 voices of neither part (scripts/wake_spotter_train.py fit): 51 false rejects of 336 and 4
-false accepts of 1584, where `command` alone has 89 and 9. A sure of 6 gave 39 and 6, but Piper
-saying "hey jennifer, are you coming for lunch" scores 6.2 (and "..., click send" 7.7); a veto
-of 0 with 8, 57 and 4."""
+"""The wake spotter's log-odds at or above which it wakes on its own, whatever Whisper wrote."""
 
 
 @dataclass(frozen=True)
@@ -172,7 +143,7 @@ WAKE_CHECKS: dict[WakeCheckName, WakeRule] = {
     # Misses more (20 % held out, more for female voices), conversation rarely wakes it (2/h).
     "strict": WakeRule(STRICT),
     # Strict, or lenient before a sentence of the screen or before nothing. Tuning part
-    # (scripts/wake_rule_tune.py, 288 wake items, 48 lone wake phrases, 1584 clips without
+    # (appliance_lab.tuning.wake_rule_tune, 288 wake items, 48 lone wake phrases, 1584 clips without
     # it): of the 133 wake items whose words were heard right it lost 4 (lenient 1, strict
     # 27), of the lone wake phrases 8, the fixed pass's own (strict 21); it took 9 clips without the
     # wake phrase (lenient 281, strict 1). Its other misses are words heard wrong or not at all.
@@ -182,7 +153,8 @@ WAKE_CHECKS: dict[WakeCheckName, WakeRule] = {
     "spotter": WakeRule(STRICT, if_command=LENIENT, spotter_veto=SPOTTER_VETO,
                         spotter_sure=SPOTTER_SURE),
 }
-"""The caregiver's choice (the `wake_check` setting); figures in docs/voice-corpus.md."""
+"""The caregiver's choice (the `wake_check` setting); figures in
+docs/measurements/voice-corpus.md."""
 
 
 def wake_rule(name: WakeCheckName, phrase: str) -> tuple[WakeCheckName, WakeRule]:
@@ -226,7 +198,7 @@ class Heard:
 
 
 @dataclass
-class _FixedPass:
+class FixedPass:
     """The audio encoded and its greedy decode under the fixed prompt; the decode with the
     screen's names in the prompt is made once, when first needed (the words after a doubtful
     wake phrase may be heard twice: as a command, then as no wake phrase)."""
@@ -273,10 +245,18 @@ class WhisperScorer:
         pads, or cut), and how many frames hold the audio."""
         from faster_whisper.audio import pad_or_trim  # type: ignore[import-untyped]
 
-        features = self._fw.feature_extractor(audio)
+        features = self.features(audio)
         frames = min(features.shape[-1], FULL_WINDOW)
         width = min(FULL_WINDOW, max(window, frames))
-        return self._fw.encode(pad_or_trim(features, width + width % 2)), frames
+        return self.encode_features(pad_or_trim(features, width + width % 2)), frames
+
+    def features(self, audio: npt.NDArray[np.float32]) -> Any:
+        """The audio's log-Mel features, as faster-whisper computes them."""
+        return self._fw.feature_extractor(audio)
+
+    def encode_features(self, features: Any) -> Any:
+        """The encoder's output for features already padded or cut to a window."""
+        return self._fw.encode(features)
 
     def prompt(self, text: str | None) -> list[int]:
         tok = self.tokenizer
@@ -284,8 +264,7 @@ class WhisperScorer:
         return [*head, *tok.sot_sequence, tok.no_timestamps]
 
     beam_size = 1
-    """Greedy. Beam search (4) in every decode, on the tuning part: 3 more of 108 commands
-    right at once, 136 ms more per utterance (scripts/closed_set_variants.py)."""
+    """Greedy: beam search in every decode cost more time than it gained (the tuning record)."""
 
     def greedy(self, encoded: Any, prompt: list[int]) -> tuple[str, list[int], float, float]:
         """(text, tokens, mean token log-probability, no-speech probability); see beam_size."""
@@ -370,14 +349,14 @@ class ClosedWhisperRecognizer:
 
     name = "closed:whisper"
     quick_window: int | None = QUICK_WINDOW
-    """None: every utterance through the full window (scripts/closed_set_variants.py)."""
+    """None: every utterance through the full window (appliance_lab.tuning.closed_set_variants)."""
     full_window: int = FULL_WINDOW
-    """Fewer frames are faster and lose words: 20 s lost 10 of 360 tuning commands."""
+    """Fewer frames are faster and lose words (the tuning record)."""
 
     def __init__(self, engine: WhisperEngine, wake_phrase: str = "hey juniper",
                  wake_check: WakeRule | None = WAKE_CHECKS["command"]) -> None:
         """`wake_check`: the second opinion's rule, or None for the fixed pass alone (the
-        trade: docs/voice-corpus.md, "The wake phrase's second opinion")."""
+        trade: docs/measurements/voice-corpus.md, "The wake phrase's second opinion")."""
         self.engine = engine
         self.wake_check = wake_check
         self.scorer = WhisperScorer(engine)
@@ -396,6 +375,16 @@ class ClosedWhisperRecognizer:
         head: list[int] = self.scorer.tokenizer.encode(" " + self.gate.phrase_words[0].title())
         fits = len(head) < len(self._wake_tokens) and self._wake_tokens[:len(head)] == head
         self._wake_head = len(head) if fits else 0
+
+    @property
+    def fixed_prompt(self) -> list[int]:
+        """The fixed prompt's tokens (the wake phrase, never the screen's names)."""
+        return self._prompt
+
+    @property
+    def plain_prompt(self) -> list[int]:
+        """No prompt at all: sentences are scored, and the wake phrase weighed, under it."""
+        return self._plain
 
     def wake_evidence(self, encoded: Any, frames: int) -> WakeEvidence:
         """How much less likely Whisper finds the wake phrase at the start of the audio than what
@@ -428,20 +417,20 @@ class ClosedWhisperRecognizer:
             quick = self._quick(audio, window, spot, sentences)
             if quick is not None:
                 return quick
-        fixed = self._fixed_pass(audio, self.full_window, vocabulary)
+        fixed = self.fixed_pass(audio, self.full_window, vocabulary)
         window_s = self.full_window / 100
         if fixed.silent:
             return Heard("", "open", False, fixed.text, None, None, spot=spot, window_s=window_s)
         return replace(self._wake(fixed, spot, sentences), spot=spot, window_s=window_s)
 
-    def _fixed_pass(self, audio: npt.NDArray[np.float32], window: int,
-                    vocabulary: Sequence[str]) -> _FixedPass:
+    def fixed_pass(self, audio: npt.NDArray[np.float32], window: int,
+                   vocabulary: Sequence[str]) -> FixedPass:
         """The audio encoded through `window` feature frames and decoded under the fixed
         prompt."""
         encoded, frames = self.scorer.encode(audio, window)
         greedy, tokens, logprob, no_speech = self.scorer.greedy(encoded, self._prompt)
-        return _FixedPass(self.scorer, encoded, frames, greedy, tokens, logprob, no_speech,
-                          bias_prompt(list(vocabulary), self.wake_phrase) if vocabulary else None)
+        return FixedPass(self.scorer, encoded, frames, greedy, tokens, logprob, no_speech,
+                         bias_prompt(list(vocabulary), self.wake_phrase) if vocabulary else None)
 
     def _quick(self, audio: npt.NDArray[np.float32], window: int, spot: float | None,
                sentences: SentenceSet) -> Heard | None:
@@ -450,14 +439,14 @@ class ClosedWhisperRecognizer:
         None. Nothing is scored: through this window Whisper often starts over after the
         sentence ("Hey Juniper, undo that. Hey Juniper, do that."), and "don't do that" then
         scored best."""
-        fixed = self._fixed_pass(audio, window, ())
+        fixed = self.fixed_pass(audio, window, ())
         if fixed.silent or fixed.logprob < MIN_AVG_LOGPROB:
             return None
-        said = self._woken(fixed).text
+        said = self.woken(fixed).text
         first = _SENTENCE_END.split(said, maxsplit=1)
         if len(first) == 2 and self.gate.split(first[1]) is not None:
             said = first[0]  # the first saying is what was said; then Whisper started over
-        command = self._command(said, True)
+        command = self.command_words(said, True)
         # A key named by a letter ("control c") is heard again through the full window: the
         # quick one wrote espeak-ng's "c" as "z" where the full one did not.
         if command not in sentences or not heard_clearly(command) or sentences.keys_said(command):
@@ -465,13 +454,13 @@ class ClosedWhisperRecognizer:
         return Heard(f"{self.wake_phrase} {command}", "closed", True, fixed.text, None, None,
                      command, math.exp(fixed.logprob), spot=spot, window_s=window / 100)
 
-    def _wake(self, fixed: _FixedPass, spot: float | None, sentences: SentenceSet) -> Heard:
+    def _wake(self, fixed: FixedPass, spot: float | None, sentences: SentenceSet) -> Heard:
         """The wake decision (the rule on the fixed pass, its second opinion and the spotter's
         log-odds), and the words after it."""
         rule, heard_wake = self.wake_check, self.gate.split(fixed.text) is not None
         if rule is not None and rule.spotted(spot):
             # Sure from the sound alone, whatever Whisper wrote for the wake phrase.
-            return self._rest(self._woken(fixed), True, None, sentences)
+            return self._rest(self.woken(fixed), True, None, sentences)
         if not heard_wake or rule is None or rule.vetoed(spot):
             woken = heard_wake and rule is None  # no rule: the fixed pass alone decides
             return self._rest(fixed, woken, None, sentences)
@@ -484,17 +473,17 @@ class ClosedWhisperRecognizer:
             # which talk after a near miss would fit: "hey jenna, tell him ..."); or the wake
             # phrase alone, its command to come in the window it opens (people pause after it).
             listed = heard.path == "closed" and not heard.framed
-            if listed or not self._command(fixed.text, True):
+            if listed or not self.command_words(fixed.text, True):
                 return heard
         return self._rest(fixed, False, evidence, sentences)
 
-    def _rest(self, fixed: _FixedPass, wake: bool, evidence: WakeEvidence | None,
+    def _rest(self, fixed: FixedPass, wake: bool, evidence: WakeEvidence | None,
               sentences: SentenceSet) -> Heard:
         """The words after the wake decision: a sentence of the set, or open transcription."""
         scorer = self.scorer
         encoded, frames, greedy = fixed.encoded, fixed.frames, fixed.text
         tokens, logprob = fixed.tokens, fixed.logprob
-        command = self._command(greedy, wake)
+        command = self.command_words(greedy, wake)
         lead = self.wake_phrase + " " if wake else ""
         if not command:  # the wake phrase alone
             return Heard(lead, "open", wake, greedy, None, None, "", math.exp(logprob),
@@ -515,7 +504,7 @@ class ClosedWhisperRecognizer:
         # "click and"), and invents them more: that decode only proposes sentences, which are
         # scored without it, and is the open transcript, as on the open path.
         screen, screen_logprob = fixed.screen
-        screen_command = self._command(screen, wake)
+        screen_command = self.command_words(screen, wake)
         shortlist = list(dict.fromkeys(itertools.chain.from_iterable(zip(
             sentences.nearest(command, SHORTLIST), sentences.nearest(screen_command, SHORTLIST),
             strict=False,
@@ -581,7 +570,7 @@ class ClosedWhisperRecognizer:
         return Heard(lead, "open", wake, greedy, score, greedy_score, best,
                      math.exp(screen_logprob), evidence, not_caught=wake)
 
-    def _letter_rivalled(self, fixed: _FixedPass, sentence: str, sentences: SentenceSet,
+    def _letter_rivalled(self, fixed: FixedPass, sentence: str, sentences: SentenceSet,
                          lead: str) -> str:
         """Why a key the sentence names by a letter is doubtful ("": it is not): a rival letter
         of the set, its name alike, that Whisper scores within LETTER_MARGIN of it ("press
@@ -608,7 +597,7 @@ class ClosedWhisperRecognizer:
                 return letter_alike(letter, close)
         return ""
 
-    def _woken(self, fixed: _FixedPass) -> _FixedPass:
+    def woken(self, fixed: FixedPass) -> FixedPass:
         """The fixed pass as if it had written the wake phrase the spotter heard: Whisper's
         words for it dropped ("thank you juniper, switch to ..."), or none when in noise it
         wrote only the command ("okay go ahead")."""
@@ -619,7 +608,7 @@ class ClosedWhisperRecognizer:
         cut = next((i + 1 for i, w in enumerate(near) if fuzz.ratio(w, last) >= WAKE_WORD_SCORE), 0)
         return replace(fixed, text=f"{self.wake_phrase.title()}, {' '.join(said[cut:])}")
 
-    def _command(self, text: str, wake: bool) -> str:
+    def command_words(self, text: str, wake: bool) -> str:
         """The words of `text` after the wake phrase (or after as many words, when the fixed
         pass heard it and this text did not), lower case."""
         text = _PERCENT_SIGN.sub(" percent", text)  # "80%": the set says "80 percent"

@@ -2,7 +2,8 @@
 
 openWakeWord's recipe: a melspectrogram and Google's speech embedding (the tflite models that
 pyopen-wakeword ships, trained on far more real voices than any corpus made here), then a small
-network trained for one phrase by scripts/wake_spotter_train.py. Another phrase has no spotter.
+network trained for one phrase by appliance_lab.tuning.wake_spotter_train. Another phrase has
+no spotter.
 """
 
 from __future__ import annotations

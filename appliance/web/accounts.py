@@ -41,7 +41,9 @@ class AccountError(ValueError):
 
 
 @dataclass(frozen=True)
-class Session:
+class LoginSession:
+    """A caregiver signed in to the web page (not `appliance.session.Session`, a kiosk's turns)."""
+
     name: str
     role: Role
     csrf: str
@@ -132,7 +134,7 @@ class Accounts:
                         (_digest(token), name, secrets.token_urlsafe(32), time.time()))
         return token
 
-    def session(self, token: str | None) -> Session | None:
+    def session(self, token: str | None) -> LoginSession | None:
         if not token:
             return None
         row = self.db.execute(
@@ -140,7 +142,7 @@ class Accounts:
             "on u.name = s.name where s.token=? and s.revoked=0", (_digest(token),)).fetchone()
         if row is None or time.time() - row[3] > SESSION_S:
             return None
-        return Session(name=row[0], role=row[1], csrf=row[2])
+        return LoginSession(name=row[0], role=row[1], csrf=row[2])
 
     def logout(self, token: str) -> None:
         self.db.execute("update sessions set revoked=1 where token=?", (_digest(token),))

@@ -9,9 +9,10 @@ from typing import Any
 
 from appliance.systemd_notify import ServiceNotifier
 from appliance.web.accounts import Accounts
-from appliance.web.app import WebState, create_app
+from appliance.web.app import create_app
 from appliance.web.handoff import notes_path, pairing_path, post_note, web_dir
 from appliance.web.pairing import PairingOffer
+from appliance.web.shared import WebState
 from appliance.wiring import open_journal
 
 LOOPBACK = "127.0.0.1"

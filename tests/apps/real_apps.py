@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from appliance.bench.spoken.apps import APPS, FIELDS, STARTS
 from appliance.desktop.atspi.headless import stop_process
+from appliance_lab.bench.spoken.apps import APPS, FIELDS, STARTS
 from tests.apps.atspi_harness import headless_session
 from tests.cli_runner import run
 

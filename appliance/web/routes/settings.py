@@ -1,0 +1,34 @@
+"""The settings page: every caregiver sees the settings, the owner and caregivers change them."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+
+from appliance.web.settings_form import changes, fields
+from appliance.web.shared import Caregiver, Form, State, can_change, page
+
+router = APIRouter()
+
+
+@router.get("/settings", response_class=HTMLResponse)
+async def settings_page(request: Request, web: State, who: Caregiver) -> Response:
+    return page(request, "settings.html", who=who, can_change=can_change(who),
+                fields=fields(web.journal.settings()))
+
+
+@router.post("/settings", response_class=HTMLResponse)
+async def settings_save(request: Request, web: State, who: Caregiver, data: Form) -> Response:
+    if not can_change(who):
+        return Response("A viewer cannot change settings.", 403)
+    current = web.journal.settings()
+    changed, errors = changes(current, data)
+    if errors:  # nothing is saved until every field is right
+        return page(request, "settings.html", 400, who=who, can_change=True,
+                    errors=errors, fields=fields(current, errors, data))
+    for key, value in changed.items():
+        web.journal.change_setting(key, value, by=who.name)
+    if "transcript_days" in changed:
+        web.journal.apply_retention(by=who.name)
+    return page(request, "settings.html", who=who, can_change=True, saved=list(changed),
+                fields=fields(web.journal.settings()))
