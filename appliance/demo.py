@@ -73,10 +73,10 @@ def run_demo(store: str | None = None, keep: Path | None = None) -> None:
 def run_spoken_demo(store: str | None = None, keep: Path | None = None) -> None:
     """Piper speaks the session, the voice pipeline hears it, the sim acts, the audit shows it."""
     from appliance.session import TurnReport
+    from appliance.session_sink import SessionSink
 
     # Lazy: the voice pipeline is an optional extra (voice); `demo --text` runs without it.
     from appliance.voice.commands import engines, run_audio, synthesize_demo_audio
-    from appliance.voice.session_sink import SessionSink
 
     workdir, scene = _workspace(keep)
     journal = open_journal(store or str(workdir / "journal.sqlite"))

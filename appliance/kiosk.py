@@ -318,8 +318,8 @@ def run_kiosk(
 ) -> None:
     """Run until the WAV file ends or the process is stopped; switch faults (none found,
     unplugged, back) go to `on_notice` as well as the journal, after `start_notices`."""
+    from appliance.session_sink import SessionSink
     from appliance.voice.commands import open_audio, run_audio
-    from appliance.voice.session_sink import SessionSink
 
     source = open_audio(audio)  # a bad file or no microphone is the one line said, not a notice
     for notice in start_notices:

@@ -28,8 +28,8 @@ from appliance.journal.application import Journal
 from appliance.journal.chain import CHAIN_TABLE, oid_text
 from appliance.journal.serving import open_writer
 from appliance.kiosk import Kiosk as KioskApp
+from appliance.session_sink import SessionSink
 from appliance.settings import Settings
-from appliance.voice.session_sink import SessionSink
 from appliance.voice.sink import Utterance
 from appliance.web.health import Check
 from appliance.web.health import checks as health_checks

@@ -18,11 +18,11 @@ from appliance.audit.timeline import timeline
 from appliance.journal.application import Journal
 from appliance.kiosk import Kiosk
 from appliance.session import TurnReport
+from appliance.session_sink import SessionSink
 from appliance.settings import Settings
 from appliance.switch.model import Press
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm, write_wav
 from appliance.voice.commands import engines, run_voice
-from appliance.voice.session_sink import SessionSink
 from appliance.wiring import build_planner, opened_desktop
 from tests.cli_runner import APPLIANCE
 from tests.recording_panel import RecordingPanel

@@ -99,6 +99,15 @@ def test_cli_is_a_leaf() -> None:
     assert importers == [], f"these modules import appliance.cli: {importers}"
 
 
+def test_voice_knows_nothing_of_the_session_or_the_journal() -> None:
+    """voice/ sits below the session it serves: audio -> text, and no further."""
+    above = ("appliance.session", "appliance.wiring", "appliance.journal", "appliance.kiosk")
+    for name, imports in import_graph().items():
+        if name.startswith("appliance.voice"):
+            reaching = sorted(i for i in imports if i.startswith(above))
+            assert not reaching, f"{name} imports {reaching}"
+
+
 def test_no_cycles_between_subpackages() -> None:
     # desktop, intents, voice, ...: a part may use another only if that one never uses it back.
     packages: dict[str, set[str]] = {}

@@ -19,12 +19,12 @@ import pytest
 from appliance.desktop.sim import SimDesktop
 from appliance.journal.application import Journal
 from appliance.session import TurnReport
+from appliance.session_sink import SessionSink
 from appliance.settings import Settings
 from appliance.switch.talk import PushToTalk, TalkingSink
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm
 from appliance.voice.commands import engines, run_voice, speech_pcm
 from appliance.voice.pipeline import VoiceStats
-from appliance.voice.session_sink import SessionSink
 from appliance.voice.sources import WavSource
 from appliance.voice.wake import WakeGate
 from appliance.wiring import build_planner, opened_desktop

@@ -24,6 +24,7 @@ from appliance.intents.keys import letters_alike
 from appliance.journal.application import Journal
 from appliance.policy.doubts import Doubt, doubt_reason
 from appliance.session import TurnReport
+from appliance.session_sink import SessionSink
 from appliance.settings import Settings, WakeCheckName
 from appliance.voice import closed_whisper
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm, load_wav
@@ -45,7 +46,6 @@ from appliance.voice.closed_whisper import (
 )
 from appliance.voice.commands import VoiceOptions, engines, run_voice, speech_pcm
 from appliance.voice.engines import Engines
-from appliance.voice.session_sink import SessionSink
 from appliance.voice.sink import Reply, ScreenNames, Utterance, screen_names_of, vocabulary_of
 from appliance.voice.sources import WavSource
 from appliance.voice.stt_whisper import TRAILING_SILENCE_S

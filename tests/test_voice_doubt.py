@@ -12,10 +12,10 @@ from appliance.audit.timeline import timeline
 from appliance.journal.application import Journal
 from appliance.policy.doubts import Doubt
 from appliance.session import Session, TurnReport
+from appliance.session_sink import SessionSink
 from appliance.settings import Settings
 from appliance.voice.commands import engines, run_voice
 from appliance.voice.doubt import doubt_of, heard_clearly, letter_alike
-from appliance.voice.session_sink import SessionSink
 from appliance.voice.sink import Utterance
 from appliance.voice.sources import WavSource
 from appliance.wiring import build_planner, opened_desktop

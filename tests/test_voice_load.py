@@ -26,6 +26,7 @@ from appliance.intents.grammar import GrammarPlanner
 from appliance.journal.application import Journal
 from appliance.scenes import bundled_scene
 from appliance.session import TurnReport
+from appliance.session_sink import SessionSink
 from appliance.voice.audio_file import PIPELINE_RATE, Pcm
 from appliance.voice.commands import (
     VoiceOptions,
@@ -36,7 +37,6 @@ from appliance.voice.commands import (
     synthesize_demo_audio,
 )
 from appliance.voice.engines import Engines
-from appliance.voice.session_sink import SessionSink
 from appliance.voice.sink import COMMAND_WORDS, Reply, Utterance
 from appliance.voice.sources import WavSource
 

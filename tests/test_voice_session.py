@@ -11,9 +11,9 @@ from uuid import UUID
 from appliance.desktop.sim import SimDesktop
 from appliance.journal.application import Journal
 from appliance.session import TurnReport
+from appliance.session_sink import SessionSink
 from appliance.settings import Settings
 from appliance.voice.commands import run_audio, synthesize_demo_audio
-from appliance.voice.session_sink import SessionSink
 from appliance.wiring import build_planner, opened_desktop
 
 DEMO = [

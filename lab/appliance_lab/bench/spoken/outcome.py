@@ -16,8 +16,8 @@ from typing import Any
 from appliance.desktop.sim import SimDesktop
 from appliance.scenes import bundled_scene
 from appliance.session import TurnReport
+from appliance.session_sink import SessionSink
 from appliance.voice.closed_set import SentenceSet, closed_set
-from appliance.voice.session_sink import SessionSink
 from appliance.voice.sink import Reply, Utterance, screen_names_of, vocabulary_of
 from appliance.voice.wake import words
 
