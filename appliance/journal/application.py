@@ -35,6 +35,7 @@ from appliance.journal.settings_log import SettingsLog, made_safe
 from appliance.journal.store import (
     NoJournal,
     StoreError,
+    first_line,
     journal_identity,
     store_env,
     store_failure,
@@ -131,7 +132,7 @@ class Journal(Application[UUID]):
             except AggregateNotFoundError:
                 return None
             except Exception as e:  # a damaged epoch event: verify names it; keep serving
-                self.notice(f"The journal's epoch cannot be read ({_first_line(e)}).")
+                self.notice(f"The journal's epoch cannot be read ({first_line(e)}).")
                 return None
         return self._epoch
 
@@ -231,7 +232,7 @@ class Journal(Application[UUID]):
         try:
             super().take_snapshot(*args, **kwargs)
         except Exception as e:
-            self.notice(f"A journal snapshot could not be taken ({_first_line(e)}).")
+            self.notice(f"A journal snapshot could not be taken ({first_line(e)}).")
 
     # -- trust ---------------------------------------------------------------------------
 
@@ -271,7 +272,7 @@ class Journal(Application[UUID]):
             removed = recorded_removals(self.chained.raw_events(RETENTION_ID), self.mapper)
             check = check_since(self.chained, key, witness, removed, counted)
         except Exception as e:  # the file is damaged past reading
-            return [Break(0, f"the journal cannot be read: {_first_line(e)}")], None
+            return [Break(0, f"the journal cannot be read: {first_line(e)}")], None
         return changed_key + check.breaks, check.reached
 
     def _keep_witness(self, reached: Witness, forward_only: bool = True) -> None:
@@ -378,7 +379,7 @@ class Journal(Application[UUID]):
         except AggregateNotFoundError:
             return Device(name)
         except Exception as e:  # a damaged snapshot or event: fold what can be read
-            self.notice(f"The journal's record of the {name} is damaged ({_first_line(e)}).")
+            self.notice(f"The journal's record of the {name} is damaged ({first_line(e)}).")
             folded: Any = None
             try:
                 for _nid, event in self._decoded(self.chained.raw_events(device_id)):
@@ -497,7 +498,7 @@ class Journal(Application[UUID]):
                     (start, PAGE),
                 )
             except Exception as e:  # the file is damaged past reading (a malformed page)
-                raise StoreError(f"the journal cannot be read: {_first_line(e)}") from None
+                raise StoreError(f"the journal cannot be read: {first_line(e)}") from None
             yield [cast(RawEvent, tuple(row)) for row in page]
             if len(page) < PAGE:
                 return
@@ -673,7 +674,7 @@ class Journal(Application[UUID]):
         try:
             count, nid, link = self.chained.head()
         except Exception as e:  # a damaged file: say so in one line, as everywhere
-            raise StoreError(f"the journal cannot be read: {_first_line(e)}") from None
+            raise StoreError(f"the journal cannot be read: {first_line(e)}") from None
         return Head(count, nid, link)
 
     def verify(self, expect: tuple[int, str] | None = None) -> list[Break]:
@@ -681,7 +682,7 @@ class Journal(Application[UUID]):
         try:
             return self._verify(expect)
         except Exception as e:  # the file itself is damaged past reading
-            return [Break(0, f"the journal cannot be read: {_first_line(e)}")]
+            return [Break(0, f"the journal cannot be read: {first_line(e)}")]
 
     def _verify(self, expect: tuple[int, str] | None) -> list[Break]:
         recorder = self.chained
@@ -751,7 +752,7 @@ class Journal(Application[UUID]):
                     else None
                 )
             except Exception as e:
-                breaks.append(Break(0, f"{what} cannot be read ({_first_line(e)})"))
+                breaks.append(Break(0, f"{what} cannot be read ({first_line(e)})"))
                 continue
             if expected is None:
                 breaks.append(Break(0, f"{what} summarises events that are not in the journal"))
@@ -784,8 +785,3 @@ def _same_snapshot(stored: Any, expected: Snapshot) -> bool:
 def _plain(value: Any) -> Any:
     """A setting's value as events store it (a tuple as a list)."""
     return list(value) if isinstance(value, tuple) else value
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return text[0] if text else type(e).__name__

@@ -24,7 +24,13 @@ from urllib.parse import quote
 
 from appliance.journal.aggregates import EPOCH_ID, SETTINGS_ID
 from appliance.journal.key import load_key
-from appliance.journal.store import StoreError, default_store_path, journal_identity, store_env
+from appliance.journal.store import (
+    StoreError,
+    default_store_path,
+    first_line,
+    journal_identity,
+    store_env,
+)
 from appliance.journal.witness import ForeignWitness, forget_witness, read_witness
 
 SQLITE_CORRUPT = 11
@@ -80,11 +86,6 @@ def damage_words(error: BaseException) -> str:
     """SQLite's words for the damage, without what the error says around them."""
     text = first_line(error)
     return next((word for word in DAMAGE_WORDS if word in text), text)
-
-
-def first_line(error: BaseException) -> str:
-    lines = str(error).strip().splitlines()
-    return lines[0] if lines else type(error).__name__
 
 
 def sqlite_file(store: str | None) -> Path | None:

@@ -164,7 +164,7 @@ def store_failure(doing: str, error: BaseException, env: Mapping[str, str]) -> s
         reason = postgres_refusal(env)
         if reason:
             return f"cannot {doing} the journal store: {reason}"
-    return f"cannot {doing} the journal store: {_first_line(error)}"
+    return f"cannot {doing} the journal store: {first_line(error)}"
 
 
 def sqlite_space_problem(error: BaseException, path: Path) -> str | None:
@@ -242,7 +242,7 @@ def postgres_refusal(env: Mapping[str, str], timeout_s: int = 3) -> str | None:
         ):
             return None
     except psycopg.Error as e:
-        text = _first_line(e)
+        text = first_line(e)
     if f'database "{dbname}" does not exist' in text:
         return (
             f"the PostgreSQL database {dbname!r} does not exist on {host}:{port}; "
@@ -255,6 +255,7 @@ def postgres_refusal(env: Mapping[str, str], timeout_s: int = 3) -> str | None:
     return text
 
 
-def _first_line(e: BaseException) -> str:
+def first_line(e: BaseException) -> str:
+    """An error's first line (its type's name when it says nothing), for one-line messages."""
     text = str(e).strip().splitlines()
     return text[0] if text else type(e).__name__

@@ -50,5 +50,3 @@ class JournalMapper(Mapper[UUID]):
             raise ForeignTopic(f"unknown aggregate topic {str(named)[:80]!r}")
         return event
 
-
-MAPPER_TOPIC = get_topic(JournalMapper)
