@@ -20,11 +20,9 @@ demo:
 test: setup lint
 	$(VENV)/bin/pytest -q
 
-# The quick loop: lint, then the tests without the `slow` marker (pyproject.toml) and without
-# the QEMU boots (the device image, and uinput and the switch in a throwaway VM).
+# The quick loop: lint, then tests/unit (no Xvfb, no QEMU, no servers, no models).
 check: lint
-	$(VENV)/bin/pytest -q -m 'not slow' --ignore=tests/test_device_vm.py \
-		--ignore=tests/test_uinput_vm.py --ignore=tests/test_switch_vm.py
+	$(VENV)/bin/pytest -q tests/unit
 
 # Device images (docs/device.md): an amd64 image for a PC or QEMU, and the Raspberry Pi's.
 image: setup

@@ -182,7 +182,7 @@ def plan(
     """Show the intent and the validator's decision; nothing is performed or journaled."""
     from appliance.desktop.model import Snapshot
     from appliance.intents.model import dump_intent
-    from appliance.policy.validator import validate
+    from appliance.policy.validator import Decision, validate
 
     text = checked_words(text, "plan")
     settings = journal_settings(store)
@@ -200,13 +200,13 @@ def plan(
     proposal = build_planner(settings).plan(text, snapshot)
     verdict = validate(proposal.intent, snapshot, settings)
     decision = {
-        "execute": "would_execute",
-        "confirm": "needs_confirmation",
-        "reject": "rejected",
-        "clarify": "clarify",
-        "answer": "answered",
-        "control": "control",
-        "show": "would_show",
+        Decision.execute: "would_execute",
+        Decision.confirm: "needs_confirmation",
+        Decision.reject: "rejected",
+        Decision.clarify: "clarify",
+        Decision.answer: "answered",
+        Decision.control: "control",
+        Decision.show: "would_show",
     }[verdict.outcome]
     shown = verdict.shown_intent()
     data = {
@@ -446,7 +446,7 @@ def run(
 
     _log_to_stderr()
     if speak_to is not None:  # found out now, not after the commands have been carried out
-        from appliance.voice.output import check_speak_to
+        from appliance.voice.audio.output import check_speak_to
 
         check_speak_to(speak_to)
     journal = open_journal(store)

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, assert_never
 from uuid import UUID
 
 from appliance.desktop.marks import Marks, grid_marks, number_marks
@@ -38,13 +38,24 @@ from appliance.journal.shared import (
     time_out,
 )
 from appliance.policy.recheck import recheck_step
-from appliance.policy.validator import HIDDEN_WORDS, ResolvedStep, Verdict, validate
+from appliance.policy.validator import HIDDEN_WORDS, Decision, ResolvedStep, Verdict, validate
 from appliance.questions import FORGOTTEN, first_step, pick_option, stored_intent
 from appliance.recorded import state_json
 from appliance.replies import answer_text, confirmation, declined, did, marks_said, verb
 from appliance.settings import Settings
 from appliance.turn import Outcome, Turn
 from appliance.undo import changed_since, restore_action
+
+
+@dataclass(frozen=True)
+class Recognition:
+    """How the words came in (what the journal's `Heard` event records beside them), and any
+    doubt about them."""
+
+    engine: str  # "vosk", "whisper"; "text" (typed), "switch", "web": how else they came
+    confidence: float | None = None
+    timings: dict[str, float] = field(default_factory=dict)  # the voice layer's (voice/sink.py)
+    doubt: str = ""  # why the recogniser may have misheard (hearing/clarity.py): acting asks
 
 
 @dataclass(kw_only=True)
@@ -134,24 +145,20 @@ class Session:
         timings: dict[str, float] | None = None,
         doubt: str = "",
     ) -> TurnReport:
-        """`doubt`: why the recogniser may have misheard (voice/doubt.py); acting needs a yes."""
-        return self._utterance(text, None, trigger, (engine, confidence, timings or {}), doubt)
+        """`doubt`: why the recogniser may have misheard (hearing/clarity.py): acting asks."""
+        heard = Recognition(engine, confidence, timings or {}, doubt)
+        return self._utterance(text, None, trigger, heard)
 
     def choose(self, intent: Intent, words: str, trigger: str = "switch") -> TurnReport:
         """Run an intent picked without words (a switch press, a scan selection) the way `say`
         runs a planned one: an open question takes it as its answer, else it is a new turn."""
-        return self._utterance(words, intent, trigger, (trigger, None, {}))
+        return self._utterance(words, intent, trigger, Recognition(trigger))
 
     def _utterance(
-        self,
-        text: str,
-        chosen: Intent | None,
-        trigger: str,
-        heard: tuple[str, float | None, dict[str, float]],
-        doubt: str = "",
+        self, text: str, chosen: Intent | None, trigger: str, heard: Recognition
     ) -> TurnReport:
         try:
-            return self._run(text, chosen, trigger, heard, doubt)
+            return self._run(text, chosen, trigger, heard)
         finally:
             # Every outcome is recorded by now, or never will be by this session (it failed
             # half-way): either way no action of this utterance is under way any more.
@@ -160,12 +167,7 @@ class Session:
             self._performing.clear()
 
     def _run(
-        self,
-        text: str,
-        chosen: Intent | None,
-        trigger: str,
-        heard: tuple[str, float | None, dict[str, float]],
-        doubt: str,
+        self, text: str, chosen: Intent | None, trigger: str, heard: Recognition
     ) -> TurnReport:
         # Read the journal once per utterance, from what the chain vouches for: what was added
         # since the last check (by any process), its tail and the settings.
@@ -192,7 +194,7 @@ class Session:
         else:
             plan = Plan(intent=chosen, planner=trigger)
         notices.extend(plan.notes)
-        args = (text, plan, trigger, snapshot, heard, doubt)
+        args = (text, plan, trigger, snapshot, heard)
         report = None
         for _attempt in range(CONFLICT_ATTEMPTS):
             report = self._dispatch(pending, *args)
@@ -234,8 +236,7 @@ class Session:
         plan: Plan,
         trigger: str,
         snapshot: Snapshot,
-        heard: tuple[str, float | None, dict[str, float]],
-        doubt: str,
+        heard: Recognition,
     ) -> TurnReport | None:
         """Answer the open question or run a new turn; None when another process answered,
         declined or timed out the question before this answer was recorded."""
@@ -249,7 +250,7 @@ class Session:
             return self._answer(pending, text, plan, kind == "confirm", heard, by)
         if pending is not None:  # a new command replaces the open question
             change_shared(self.journal, pending, is_open, replace_question)
-        return self._new_turn(text, trigger, plan, snapshot, heard, doubt)
+        return self._new_turn(text, trigger, plan, snapshot, heard)
 
     def _claim(self, pending: Turn) -> bool:
         """Record an answer's first events, before anything is done; False when another process
@@ -266,11 +267,11 @@ class Session:
         choice: str,
         text: str,
         snapshot: Snapshot,
-        heard: tuple[str, float | None, dict[str, float]],
+        heard: Recognition,
     ) -> TurnReport | None:
         """The answer to "Did you mean A or B?": plan the first words again with only the choice
         left among the options, then validate on the whole screen as for any plan."""
-        pending.heard(text, *heard)
+        pending.heard(text, heard.engine, heard.confidence, heard.timings)
         if pending.transcripts[0] == HIDDEN_WORDS:
             if not self._claim(pending):
                 return None
@@ -290,7 +291,7 @@ class Session:
         if not self._claim(pending):
             return None
         report = _report(pending, text, intent_json, verdict, plan)
-        if verdict.outcome == "clarify":  # still not clear: don't ask the same thing forever
+        if verdict.outcome == Decision.clarify:  # still not clear: don't ask the same thing forever
             return self._finish(pending, report, Outcome.rejected, "Sorry, I still can't tell.")
         return self._decide(pending, report, verdict, snapshot)
 
@@ -317,16 +318,15 @@ class Session:
         trigger: str,
         plan: Plan,
         snapshot: Snapshot,
-        heard: tuple[str, float | None, dict[str, float]],
-        doubt: str,
+        heard: Recognition,
     ) -> TurnReport:
         verdict = validate(
-            plan.intent, snapshot, self._settings, self._unconfirmed(), doubt,
+            plan.intent, snapshot, self._settings, self._unconfirmed(), heard.doubt,
             self._marks,
         )
         turn = Turn(trigger=trigger, device=self.device)
         transcript = verdict.shown_words(text, snapshot)
-        turn.heard(transcript, *heard)
+        turn.heard(transcript, heard.engine, heard.confidence, heard.timings)
         intent_json = verdict.shown_json()
         turn.planned(
             intent_json, plan.planner, plan.model, round(plan.latency_ms, 3), list(plan.notes)
@@ -342,26 +342,28 @@ class Session:
     ) -> TurnReport:
         """Carry out a verdict: speak a reason, answer, ask, undo or act."""
         match verdict.outcome:
-            case "reject":
+            case Decision.reject:
                 return self._finish(turn, report, Outcome.rejected, verdict.reasons[0])
-            case "clarify":
+            case Decision.clarify:
                 options = list(verdict.options)
                 if len(options) > 1 and len(set(options)) == len(options):
                     return self._ask(turn, report, verdict.reasons[0], 0, options)
                 report.expects_answer = True  # twins we can't tell apart by name
                 return self._finish(turn, report, Outcome.clarify, verdict.reasons[0])
-            case "answer":
+            case Decision.answer:
                 answer = answer_text(verdict, snapshot, self._changed_from)
                 return self._finish(turn, report, Outcome.answered, answer)
-            case "control":
+            case Decision.control:
                 return self._control(turn, report, verdict, snapshot)
-            case "show":
+            case Decision.show:
                 return self._show(turn, report, verdict, snapshot)
-            case "confirm":
+            case Decision.confirm:
                 prompt = confirmation(verdict, snapshot=snapshot)
                 return self._ask(turn, report, prompt, 0)
-            case _:
+            case Decision.execute:
                 return self._act(turn, report, verdict, start=0, snapshot=snapshot)
+            case unknown:
+                assert_never(unknown)
 
     def _ask(
         self,
@@ -438,13 +440,16 @@ class Session:
         text: str,
         plan: Plan,
         yes: bool,
-        heard: tuple[str, float | None, dict[str, float]],
+        heard: Recognition,
         by: str = "voice",
     ) -> TurnReport | None:
         """None when another process answered, declined or timed out the question first."""
         answer = dump_intent(plan.intent) if plan.intent else None
         latency = round(plan.latency_ms, 3)
-        pending.answer(text, *heard, answer, plan.planner, plan.model, latency, list(plan.notes))
+        pending.answer(
+            text, heard.engine, heard.confidence, heard.timings,
+            answer, plan.planner, plan.model, latency, list(plan.notes),
+        )
         report = TurnReport(
             transcript=text, intent=answer, turn_id=pending.id.hex, planner=plan.planner
         )
@@ -464,9 +469,9 @@ class Session:
         verdict = validate(original, snapshot, self._settings, marks=self._marks)
         pending.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
         report.reasons = list(verdict.reasons)
-        if verdict.outcome == "reject":
+        if verdict.outcome == Decision.reject:
             return self._finish(pending, report, Outcome.rejected, verdict.reasons[0])
-        if verdict.outcome not in ("execute", "confirm"):
+        if verdict.outcome not in (Decision.execute, Decision.confirm):
             return self._finish(pending, report, Outcome.rejected, "That can't be done now.")
         return self._act(pending, report, verdict, start=pending.resume_step, confirmed=True)
 

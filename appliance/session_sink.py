@@ -13,7 +13,7 @@ from appliance.journal.application import Journal
 from appliance.journal.serving import renewed
 from appliance.journal.store import StoreError
 from appliance.session import TurnReport
-from appliance.voice.doubt import doubt_of
+from appliance.voice.hearing.clarity import doubt_of
 from appliance.voice.sink import Reply, ScreenNames, Utterance, screen_names_of, vocabulary_of
 from appliance.wiring import new_session
 

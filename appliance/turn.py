@@ -80,6 +80,18 @@ class Turn(Aggregate):
             allowed = ", ".join(phases)
             raise TurnError(f"turn {self.id} is {self.phase}, expected {allowed}")
 
+    # -- what several events do (called only from inside an event: they change state) ----
+
+    def _stop(self, outcome: Outcome) -> None:
+        """Nothing (more) is performed: the turn waits only to be ended, with `outcome`."""
+        self.outcome = outcome
+        self.phase = Phase.acted
+
+    def _step_failed(self, error: str, outcome: Outcome) -> None:
+        """The action in flight did not happen (`error`), and the turn stops with `outcome`."""
+        self.steps[-1] = self.steps[-1].failed(error)
+        self._stop(outcome)
+
     # -- events ------------------------------------------------------------------------
 
     def heard(
@@ -203,8 +215,7 @@ class Turn(Aggregate):
 
     @event("Declined")
     def _declined(self, by: str) -> None:
-        self.outcome = Outcome.cancelled
-        self.phase = Phase.acted
+        self._stop(Outcome.cancelled)
 
     def time_out(self) -> None:
         self._require(Phase.awaiting_confirmation)
@@ -212,8 +223,7 @@ class Turn(Aggregate):
 
     @event("ConfirmationTimedOut")
     def _confirmation_timed_out(self) -> None:
-        self.outcome = Outcome.timed_out
-        self.phase = Phase.acted
+        self._stop(Outcome.timed_out)
 
     def start_action(
         self,
@@ -259,9 +269,7 @@ class Turn(Aggregate):
 
     @event("ActionFailed")
     def _action_failed(self, error: str) -> None:
-        self.steps[-1] = self.steps[-1].failed(error)
-        self.outcome = Outcome.failed
-        self.phase = Phase.acted
+        self._step_failed(error, Outcome.failed)
 
     def interrupt(self) -> None:
         """Found on start-up: the process died between ActionStarted and its outcome."""
@@ -270,9 +278,7 @@ class Turn(Aggregate):
 
     @event("Interrupted")
     def _interrupted(self) -> None:
-        self.steps[-1] = self.steps[-1].failed("interrupted")
-        self.outcome = Outcome.interrupted
-        self.phase = Phase.acted
+        self._step_failed("interrupted", Outcome.interrupted)
 
     @event("Spoke")
     def spoke(self, text: str, timings: dict[str, float]) -> None:

@@ -36,7 +36,7 @@ APT_dev=(
     # uinput tested for real inside a throwaway QEMU VM (scripts/build-vm.sh)
     qemu-system-x86 busybox-static cpio
     udev  # udevadm, packed into the VM to test hardware/70-appliance.rules on real devices
-    # the device image (images/build.sh), booted under QEMU by tests/test_device_vm.py; the
+    # the device image (images/build.sh), booted under QEMU by tests/vm/test_device_vm.py; the
     # Pi image's extra tools are in images/setup-pi.sh
     mmdebstrap genimage mtools dosfstools e2fsprogs qemu-utils
     # test speech and noise, and the simulated room's reverberation

@@ -8,17 +8,15 @@ from __future__ import annotations
 # =============================================================================================
 import fcntl
 import os
-import secrets
 import subprocess
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
-import psycopg
 import pytest
-from psycopg import sql
+
+from appliance_lab.bench.scratch_database import scratch_database
 
 REPO = Path(__file__).resolve().parent.parent
 POSTGRES_SCRIPT = REPO / "scripts" / "postgres.sh"
@@ -107,24 +105,9 @@ def pg_url() -> Iterator[str]:
         _release_shared_server()
 
 
-def _with_database(url: str, name: str) -> str:
-    """The same server URL (credentials, options) naming database `name` instead."""
-    return urlsplit(url)._replace(path=f"/{name}").geturl()
-
-
-@contextmanager
-def fresh_database(url: str) -> Iterator[str]:
+def fresh_database(url: str) -> AbstractContextManager[str]:
     """Create an empty database on the server at `url`, yield its URL, drop it afterwards."""
-    name = f"test_{secrets.token_hex(6)}"
-    with psycopg.connect(url, autocommit=True) as admin:
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    try:
-        yield _with_database(url, name)
-    finally:
-        with psycopg.connect(url, autocommit=True) as admin:
-            admin.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
+    return scratch_database(url, "test")
 
 
 @pytest.fixture
@@ -207,3 +190,16 @@ def loaded() -> Any:
     from appliance.voice.commands import engines
 
     return engines("whisper")
+
+
+# =============================================================================================
+# Markers by folder: `pytest -m unit` is tests/unit, and so on (pyproject.toml names them).
+# =============================================================================================
+FOLDER_MARKERS = ("unit", "integration", "vm")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = item.path.parent.name
+        if folder in FOLDER_MARKERS:
+            item.add_marker(folder)

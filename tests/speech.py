@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from appliance.voice.audio_file import PIPELINE_RATE
+from appliance.voice.audio.pcm import PIPELINE_RATE
 from appliance.voice.commands import speech_pcm
 
 

@@ -22,8 +22,8 @@ from uuid import UUID
 from appliance.journal.aggregates import SETTINGS_ID
 from appliance.journal.chain import GENESIS, digest, link
 from tests.cli_runner import Kiosk, find_element, run
+from tests.integration.test_journal_integrity import Raw, appliance, checkpoint
 from tests.scenes import messages
-from tests.test_journal_integrity import Raw, appliance, checkpoint
 
 DAMAGE_WORDS = ("changed outside the appliance", "damaged", "cannot be read", "moved aside")
 

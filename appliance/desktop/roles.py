@@ -48,6 +48,9 @@ TEXT_FIELD_ROLES = frozenset(
 )
 """What a person calls a text field by voice: typed into, so a spin button yes, a paragraph no."""
 
+DICTATION_ROLES = frozenset({"text", "password text", "entry"})
+"""Where dictation goes when no field is named: the one of these with the focus."""
+
 SPOKEN_NUMBER_ROLES = NUMBER_ROLES | {"dial"}
 """What 'set X to 5' may target by voice: the number roles, and dials."""
 

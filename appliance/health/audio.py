@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 from array import array
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Literal
 
 from appliance.health.check import Check, first_line
 
@@ -34,43 +36,66 @@ def _pyaudio() -> tuple[Any, Any] | None:
     try:
         import pyaudio  # type: ignore[import-untyped,unused-ignore]
 
-        from appliance.voice.sources import native_stderr_silenced
+        from appliance.voice.audio.sources import native_stderr_silenced
     except ImportError:
         return None
     with native_stderr_silenced():
         return pyaudio, pyaudio.PyAudio()
 
 
-def microphone(seconds: float = LISTEN_S) -> Check:
-    """The default input, opened at 16 kHz mono, and `seconds` of it read for a level."""
+class _Unusable(Exception):
+    """The default device cannot be used: the check's detail, saying what to do."""
+
+
+@contextmanager
+def _default_stream(kind: Literal["input", "output"], unplugged: str,
+                    held: str = "") -> Iterator[tuple[str, Any]]:
+    """The default input or output's name and a stream on it, opened at 16 kHz mono as the
+    kiosk opens it, closed after. Raises _Unusable when pyaudio or the device is missing
+    (`unplugged`: what to do) or the device will not open (`held`: what to try first)."""
     loaded = _pyaudio()
     if loaded is None:
-        return Check("Microphone", "problem", NO_VOICE_EXTRA)
-    from appliance.voice.audio_file import PIPELINE_RATE
-    from appliance.voice.sources import CHUNK_SAMPLES, native_stderr_silenced
+        raise _Unusable(NO_VOICE_EXTRA)
+    from appliance.voice.audio.pcm import PIPELINE_RATE
+    from appliance.voice.audio.sources import CHUNK_SAMPLES, native_stderr_silenced
 
     pyaudio, pa = loaded
+    # The microphone is read in the pipeline's chunks; the speaker is only written to.
+    direction = ({"input": True, "frames_per_buffer": CHUNK_SAMPLES} if kind == "input"
+                 else {"output": True})
     try:
         try:
-            name = str(pa.get_default_input_device_info()["name"])
+            device = (pa.get_default_input_device_info() if kind == "input"
+                      else pa.get_default_output_device_info())
+            name = str(device["name"])
         except (OSError, ValueError):
-            return Check("Microphone", "problem",
-                         f"no input device: plug in a USB microphone; {CARDS_HINT}")
+            raise _Unusable(f"no {kind} device: {unplugged}; {CARDS_HINT}") from None
         try:
             with native_stderr_silenced():
                 stream = pa.open(format=pyaudio.paInt16, channels=1, rate=PIPELINE_RATE,
-                                 input=True, frames_per_buffer=CHUNK_SAMPLES)
+                                 **direction)
         except (OSError, ValueError) as e:
-            return Check("Microphone", "problem", (
-                f'default input "{name}" cannot be opened at 16 kHz mono ({first_line(e)}): '
-                "if the appliance is running it may hold the device (stop it and try again); "
-                + CARDS_HINT))
+            refused = f'default {kind} "{name}" cannot be opened at 16 kHz mono ({first_line(e)})'
+            raise _Unusable(f"{refused}: {held}; {CARDS_HINT}" if held
+                            else f"{refused}; {CARDS_HINT}") from None
         try:
-            pcm = stream.read(int(PIPELINE_RATE * seconds), exception_on_overflow=False)
+            yield name, stream
         finally:
             stream.close()
     finally:
         pa.terminate()
+
+
+def microphone(seconds: float = LISTEN_S) -> Check:
+    """The default input, opened at 16 kHz mono, and `seconds` of it read for a level."""
+    held = "if the appliance is running it may hold the device (stop it and try again)"
+    try:
+        with _default_stream("input", "plug in a USB microphone", held) as (name, stream):
+            from appliance.voice.audio.pcm import PIPELINE_RATE
+
+            pcm = stream.read(int(PIPELINE_RATE * seconds), exception_on_overflow=False)
+    except _Unusable as e:
+        return Check("Microphone", "problem", str(e))
     samples = array("h", pcm[: len(pcm) - len(pcm) % 2])
     zeros = zero_share(samples)
     if zeros >= SILENT_SHARE:
@@ -83,32 +108,13 @@ def microphone(seconds: float = LISTEN_S) -> Check:
 
 def speaker() -> Check:
     """The default output, opened at 16 kHz mono, and a moment of silence written to it."""
-    loaded = _pyaudio()
-    if loaded is None:
-        return Check("Speaker", "problem", NO_VOICE_EXTRA)
-    from appliance.voice.audio_file import PIPELINE_RATE
-    from appliance.voice.sources import native_stderr_silenced
-
-    pyaudio, pa = loaded
+    unplugged = ("plug in a speaker or USB sound card (replies are journaled but not heard "
+                 "meanwhile)")
     try:
-        try:
-            name = str(pa.get_default_output_device_info()["name"])
-        except (OSError, ValueError):
-            return Check("Speaker", "problem", (
-                "no output device: plug in a speaker or USB sound card (replies are journaled "
-                f"but not heard meanwhile); {CARDS_HINT}"))
-        try:
-            with native_stderr_silenced():
-                stream = pa.open(format=pyaudio.paInt16, channels=1, rate=PIPELINE_RATE,
-                                 output=True)
-        except (OSError, ValueError) as e:
-            return Check("Speaker", "problem", (
-                f'default output "{name}" cannot be opened at 16 kHz mono ({first_line(e)}); '
-                + CARDS_HINT))
-        try:
+        with _default_stream("output", unplugged) as (name, stream):
+            from appliance.voice.audio.pcm import PIPELINE_RATE
+
             stream.write(bytes(PIPELINE_RATE // 10 * 2))  # 0.1 s of silence: nothing is heard
-        finally:
-            stream.close()
-    finally:
-        pa.terminate()
+    except _Unusable as e:
+        return Check("Speaker", "problem", str(e))
     return Check("Speaker", "ok", f'default output "{name}" opened, 16 kHz')

@@ -191,7 +191,7 @@ class ChainedSQLiteRecorder(ChainReads, SQLiteApplicationRecorder):
         with self.datastore.get_connection(commit=True) as conn:
             # WAL + synchronous=FULL: a commit is on the disk before it is acknowledged, so a
             # power cut keeps every turn another process has seen committed (NORMAL lost the
-            # last one in the booted-VM test, tests/test_device_vm.py). Turns come at a
+            # last one in the booted-VM test, tests/vm/test_device_vm.py). Turns come at a
             # person's pace, so an fsync per commit costs the SD card little.
             conn.cursor().execute("PRAGMA synchronous=FULL")
             with conn.transaction(commit=True) as c:

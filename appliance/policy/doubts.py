@@ -1,6 +1,6 @@
 """Why a recogniser's words may be misheard: each makes acting need a yes and is kept in the
 turn's reasons (the caregiver's trace says why the appliance asked). Given by the voice layer
-(appliance/voice/doubt.py, closed_whisper.py), read by the validator and the replies."""
+(appliance/voice/hearing/clarity.py, closed_whisper.py), read by the validator and the replies."""
 
 from __future__ import annotations
 

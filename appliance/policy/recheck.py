@@ -17,6 +17,7 @@ from appliance.policy.validator import (
     REJECT_BELOW,
     UNSURE,
     Ambiguous,
+    Decision,
     Rejected,
     ResolvedStep,
     Verdict,
@@ -41,9 +42,10 @@ class StepCheck:
     question: Verdict | None = None
 
     @property
-    def validated(self) -> str:
+    def validated(self) -> Decision:
         """The decision as the journal's `Validated` event names it."""
-        return {"run": "execute", "ask": "confirm"}.get(self.decision, "reject")
+        named = {"run": Decision.execute, "ask": Decision.confirm}
+        return named.get(self.decision, Decision.reject)  # failed or refused: it won't run
 
 
 def recheck_step(
@@ -66,7 +68,7 @@ def recheck_step(
     if confirmed:
         return StepCheck("run", step)
     if score < CONFIRM_BELOW:
-        question = Verdict("confirm", step.risk, (UNSURE,), (step,))
+        question = Verdict(Decision.confirm, step.risk, (UNSURE,), (step,))
         return StepCheck("ask", step, UNSURE, question)
     if step.risk.rank > verdict.risk.rank:
         if step.risk == Risk.destructive and not settings.allow_destructive:

@@ -8,7 +8,8 @@ same inputs, same verdict, no I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from enum import StrEnum
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -56,8 +57,18 @@ UNSURE = "unsure what was meant"
 HIDDEN_WORDS = f"{REDACTED} (typed into a hidden field)"
 """What is journaled and printed instead of an utterance that carried a secret."""
 
-Decision = Literal["execute", "confirm", "reject", "clarify", "answer", "control", "show"]
-"""What the validator decides (`Validated.decision`); what came of the turn is `turn.Outcome`."""
+
+class Decision(StrEnum):
+    """What the validator decides (`Validated.decision`). What came of the turn is another
+    idea, `turn.Outcome`: the session picks it, as one decision can end a turn several ways."""
+
+    execute = "execute"
+    confirm = "confirm"  # ask first
+    reject = "reject"
+    clarify = "clarify"  # ask which was meant
+    answer = "answer"  # only reads: nothing acts
+    control = "control"  # undo, cancel, yes, no
+    show = "show"  # show or hide numbers or the grid
 
 
 @dataclass(frozen=True)
@@ -125,7 +136,7 @@ def validate(
 ) -> Verdict:
     """Decide what may happen with a proposal on this screen under these settings.
 
-    `doubt`: why the words may be misheard (appliance/voice/doubt.py); anything that would act
+    `doubt`: why the words may be misheard (voice/hearing/clarity.py); anything that would act
     then asks first, and the doubt is kept among the reasons. `marks`: the numbers or grid the
     person sees."""
     verdict = _judge(proposal, snapshot, settings, recent_unconfirmed, doubt, marks)
@@ -135,7 +146,7 @@ def validate(
     if not hidden:
         return verdict
     if any(_misdirected(i, verdict, snapshot) for i in hidden):
-        return replace(verdict, outcome="reject", reasons=(MISDIRECTED,), hidden=hidden)
+        return replace(verdict, outcome=Decision.reject, reasons=(MISDIRECTED,), hidden=hidden)
     reasons = verdict.reasons
     for i, step in enumerate(_steps_or_none(verdict.intent)):
         if i in hidden:
@@ -193,36 +204,39 @@ def _judge(
     marks: Marks | None = None,
 ) -> Verdict:
     if proposal is None:
-        return Verdict("reject", reasons=("Sorry, I didn't understand that.",))
+        return Verdict(Decision.reject, reasons=("Sorry, I didn't understand that.",))
     try:
         intent = proposal if not isinstance(proposal, dict) else parse_intent(proposal)
     except ValidationError:
-        return Verdict("reject", reasons=("That plan was malformed, so I did nothing.",))
+        return Verdict(Decision.reject, reasons=("That plan was malformed, so I did nothing.",))
 
     if intent.intent in ("undo", "cancel", "confirm", "deny"):
-        return Verdict("control", intent=intent)
+        return Verdict(Decision.control, intent=intent)
     if isinstance(intent, Clarify):
-        return Verdict("clarify", reasons=(intent.question,), intent=intent, options=intent.options)
+        return Verdict(
+            Decision.clarify, reasons=(intent.question,), intent=intent, options=intent.options
+        )
     if isinstance(intent, ShowMarks):
-        return Verdict("show", intent=intent)
+        return Verdict(Decision.show, intent=intent)
     if isinstance(intent, PickMark):
         try:
             picked = _picked(intent, marks, snapshot, settings)
         except Rejected as e:
-            return Verdict("reject", reasons=(str(e),), intent=intent)
+            return Verdict(Decision.reject, reasons=(str(e),), intent=intent)
         if picked is None:  # a cell of the grid, to look closer: nothing is done yet
-            return Verdict("show", intent=intent)
+            return Verdict(Decision.show, intent=intent)
         return _weighed(intent, [picked[0]], picked[1], settings, recent_unconfirmed,
                         doubt)
     if intent.confidence < REJECT_BELOW:
         return Verdict(
-            "reject", reasons=("I'm not sure what you meant. Please say it again.",), intent=intent
+            Decision.reject, reasons=("I'm not sure what you meant. Please say it again.",),
+            intent=intent,
         )
 
     try:
         steps_in = _steps_of(intent)
     except Rejected as e:
-        return Verdict("reject", reasons=(str(e),), intent=intent)
+        return Verdict(Decision.reject, reasons=(str(e),), intent=intent)
     steps: list[ResolvedStep] = []
     confidence = intent.confidence
     for i, step in enumerate(steps_in):
@@ -230,14 +244,14 @@ def _judge(
         try:
             resolved, score = resolve_step(step, snapshot, settings, defer=screen_may_change)
         except Rejected as e:
-            return Verdict("reject", reasons=(str(e),), intent=intent)
+            return Verdict(Decision.reject, reasons=(str(e),), intent=intent)
         except Ambiguous as e:
-            return Verdict("clarify", reasons=(str(e),), intent=intent, options=e.options)
+            return Verdict(Decision.clarify, reasons=(str(e),), intent=intent, options=e.options)
         steps.append(resolved)
         confidence = min(confidence, step.confidence, score)
 
     if all(s.action is None for s in steps):
-        return Verdict("answer", steps=tuple(steps), intent=intent)
+        return Verdict(Decision.answer, steps=tuple(steps), intent=intent)
     return _weighed(intent, steps, confidence, settings, recent_unconfirmed, doubt)
 
 
@@ -254,7 +268,7 @@ def _weighed(
     reasons: list[str] = []
     if risk == Risk.destructive and not settings.allow_destructive:
         return Verdict(
-            "reject",
+            Decision.reject,
             risk=risk,
             intent=intent,
             steps=tuple(steps),
@@ -271,7 +285,7 @@ def _weighed(
         reasons.append(doubt_reason(doubt))
     if recent_unconfirmed >= settings.max_unconfirmed_per_minute:
         reasons.append("many actions in the last minute")
-    outcome: Decision = "confirm" if reasons else "execute"
+    outcome = Decision.confirm if reasons else Decision.execute
     return Verdict(outcome, risk=risk, reasons=tuple(reasons), steps=tuple(steps), intent=intent)
 
 

@@ -3,7 +3,7 @@
 Tap mode: a tap opens a window; the next utterance that begins in it is a command (the window
 closes at the end of that speech). Hold mode: speech that begins while the switch is held is a
 command; speech outside a hold still needs the wake phrase. Times are `time.monotonic()` seconds,
-the clock of switch edges and of `AudioClock.monotonic_at` (appliance/voice/clock.py).
+the clock of switch edges and of `AudioClock.monotonic_at` (appliance/voice/audio/clock.py).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from appliance.settings import Settings
+from appliance.voice.hearing.wake import WINDOW_S
 from appliance.voice.sink import Reply, ScreenNames, TurnSink, Utterance, names_reader
-from appliance.voice.wake import WINDOW_S
 
 TAP_WINDOW_S = WINDOW_S  # as long as the wake phrase's window
 # Speech the VAD dates a little before the press still counts: people start talking as they
@@ -76,7 +76,7 @@ class PushToTalk:
             return bool(self._held) and self._held[-1].up is None
 
     def claims(self, start_t: float, end_t: float) -> bool:
-        """The pipeline's question (appliance.voice.gate.TalkHook): is this speech a command?
+        """The pipeline's question (voice.pipeline.gate.TalkHook): is this speech a command?
 
         `end_t` is not needed by either mode: both go by when the speech began.
         """

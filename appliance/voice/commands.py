@@ -11,28 +11,24 @@ from pathlib import Path
 from typing import Any, Literal
 
 from appliance.settings import WakeCheckName
-from appliance.voice.audio_file import PIPELINE_RATE, Pcm, load_wav, resample_pcm16, write_wav
-from appliance.voice.clock import AudioClock, Wakeup
-from appliance.voice.echo import ENGINE as ECHO_ENGINE
-from appliance.voice.echo import EchoCanceller, open_echo_canceller
+from appliance.voice.audio.clock import AudioClock, Wakeup
+from appliance.voice.audio.echo import ENGINE as ECHO_ENGINE
+from appliance.voice.audio.echo import EchoCanceller, open_echo_canceller
+from appliance.voice.audio.pcm import PIPELINE_RATE, Pcm, load_wav, resample_pcm16, write_wav
+from appliance.voice.audio.playback import Playback
+from appliance.voice.audio.sources import AudioSource, MicSource, ResilientSource, WavSource
+from appliance.voice.audio.speakers import WavRecorder, open_speaker
 from appliance.voice.engines import Engines, choose_engine, load_engines
 from appliance.voice.errors import VoiceError
-from appliance.voice.gate import GateProcessor
-from appliance.voice.pipeline import (
-    Feeder,
-    SpeechOutput,
-    SpeechSink,
-    TrackedVADProcessor,
-    VoiceStats,
-    run_pipeline,
-)
-from appliance.voice.playback import Playback
+from appliance.voice.hearing.vad import VadSettings
+from appliance.voice.hearing.wake import WINDOW_S, WakeGate
+from appliance.voice.pipeline.feeder import Feeder
+from appliance.voice.pipeline.gate import GateProcessor
+from appliance.voice.pipeline.run import VoiceStats, run_pipeline
+from appliance.voice.pipeline.speech_output import SpeechOutput, SpeechSink
+from appliance.voice.pipeline.turns import TurnProcessor
+from appliance.voice.pipeline.vad_step import TrackedVADProcessor
 from appliance.voice.sink import Reply, TurnSink, Utterance
-from appliance.voice.sources import AudioSource, MicSource, ResilientSource, WavSource
-from appliance.voice.speakers import WavRecorder, open_speaker
-from appliance.voice.turns import TurnProcessor
-from appliance.voice.vad import VadSettings
-from appliance.voice.wake import WINDOW_S, WakeGate
 
 log = logging.getLogger(__name__)
 
@@ -63,13 +59,13 @@ class VoiceOptions:
     vad: VadSettings = field(default_factory=VadSettings)
     mute_while_speaking: bool = True
     # "stop", "cancel", "no" or the wake phrase cut a reply short, heard through an echo
-    # canceller (appliance/voice/echo.py); without one installed, the mute above still applies.
+    # canceller (voice/audio/echo.py); without one installed, the mute above still applies.
     barge_in: bool = False
     # Constrain Vosk to the screen's words and the grammar's (dictation then needs the full
     # vocabulary, so it is off by default).
     vosk_grammar: bool = False
     # Whisper: "closed" hears the screen's sentences first and decides the wake phrase without
-    # the screen (appliance/voice/closed_whisper.py); "open" is Whisper with the screen prompt.
+    # the screen (voice/hearing/closed_whisper.py); "open" is Whisper with the screen prompt.
     recognizer: Literal["open", "closed"] = "closed"
     # The closed path's second opinion on the wake phrase (closed_whisper.WAKE_CHECKS).
     wake_check: WakeCheckName = "spotter"
@@ -103,7 +99,7 @@ def run_voice(
 
     `on_speaker` is handed a thread-safe `say(text)` once the pipeline runs, for speech that
     comes from outside it (the switch)."""
-    from appliance.voice.tts import PiperTTSService
+    from appliance.voice.audio.tts import PiperTTSService
 
     opts = options or VoiceOptions()
     clock, wakeup = AudioClock(), Wakeup()
@@ -111,7 +107,7 @@ def run_voice(
     replying: Callable[[], bool] = lambda: False  # noqa: E731 (set once the output exists)
 
     def answers_around(words: list[str]) -> list[str]:
-        # Over a reply, "stop" is the likely command (appliance/voice/barge_in.py); the wake
+        # Over a reply, "stop" is the likely command (appliance/voice/hearing/barge_in.py); the wake
         # phrase and a command may come too.
         stops = ["Stop", "Cancel"] if replying() else []
         return [*stops, *words, "yes", "no"]
@@ -121,13 +117,13 @@ def run_voice(
 
     stt: Any
     if loaded.engine == "vosk":
-        from appliance.voice.stt_vosk import VoskSTTService
+        from appliance.voice.hearing.stt_vosk import VoskSTTService
 
         grammar = (lambda: [opts.wake_phrase, *vocabulary()]) if opts.vosk_grammar else None
         stt = VoskSTTService(loaded.vosk_model, vocabulary=grammar, wake_phrase=opts.wake_phrase)
     elif opts.recognizer == "closed":
-        from appliance.voice.closed_whisper import ClosedWhisperRecognizer, wake_rule
-        from appliance.voice.stt_closed import ClosedSetSTTService, screen_reader
+        from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer, wake_rule
+        from appliance.voice.hearing.stt_closed import ClosedSetSTTService, screen_reader
 
         assert loaded.whisper is not None
         # The start-up log names the rule used: `spotter` is `command` for a phrase with none.
@@ -139,7 +135,7 @@ def run_voice(
         stt = ClosedSetSTTService(recognizer, names, lambda read: answers_around(words_of(read)),
                                   replying=lambda: replying())
     else:
-        from appliance.voice.stt_whisper import WhisperSTTService
+        from appliance.voice.hearing.stt_whisper import WhisperSTTService
 
         assert loaded.whisper is not None
         stt = WhisperSTTService(loaded.whisper, vocabulary, opts.wake_phrase)

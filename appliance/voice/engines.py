@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from appliance.voice.audio.tts import PiperSpeaker
 from appliance.voice.errors import VoiceError
+from appliance.voice.hearing.stt_whisper import WhisperEngine
 from appliance.voice.models import VOSK_EN, model_path, spec
-from appliance.voice.stt_whisper import WhisperEngine
-from appliance.voice.tts import PiperSpeaker
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def load_engines(
     _step(progress, f"Speech engine: {chosen} ({reason})")
     whisper = vosk_model = None
     if chosen == "vosk" and path is not None:
-        from appliance.voice.stt_vosk import load_vosk_model
+        from appliance.voice.hearing.stt_vosk import load_vosk_model
 
         _step(progress, "Loading Vosk model...")
         vosk_model = load_vosk_model(path)

@@ -24,7 +24,7 @@ class Utterance:
     # audio_start_s / audio_end_s: where the speech is in the input. `spoke` gets these plus
     # action_done, first_audio, spoke_done (ms) and spoken_s (length of the reply).
     timings: dict[str, float] = field(default_factory=dict)
-    doubt: str = ""  # why the recogniser doubts the text (voice/doubt.py): acting needs a yes
+    doubt: str = ""  # why the recogniser doubts the text (hearing/clarity.py): acting needs a yes
 
 
 @dataclass(frozen=True)

@@ -84,13 +84,16 @@ def page(request: Request, template: str, status: int = 200, **context: Any) -> 
     return response
 
 
-def stale(request: Request, data: dict[str, str]) -> Response | None:
-    """Forms before a session (pairing, joining, login): the form's token must match its
-    cookie, else the refusal to send."""
+async def pre_session_form(request: Request, data: Form) -> dict[str, str]:
+    """A form sent before any session (pairing, joining, login): refused unless its token
+    matches its cookie."""
     cookie = request.cookies.get(PRE_CSRF, "")
     if cookie and secrets.compare_digest(cookie, data.get("form_token", "")):
-        return None
-    return Response("The form was out of date; please load the page again.", 403)
+        return data
+    raise Refusal(Response("The form was out of date; please load the page again.", 403))
+
+
+PreSessionForm = Annotated[dict[str, str], Depends(pre_session_form)]
 
 
 def paired(request: Request) -> None:

@@ -1,7 +1,7 @@
 """Runs inside the throwaway QEMU guest: doctor's uinput and switch checks where the kernel has
 uinput and input devices, as root and as users with and without the device's group.
 
-Prints one line `RESULT <json>` for tests/test_doctor.py.
+Prints one line `RESULT <json>` for tests/integration/test_doctor.py.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Runs inside the throwaway QEMU guest: a uinput-made switch read by SwitchSource + Gestures.
 
 Each phase drives the virtual switch like a person (or a bad cable) would and records what the
-appliance made of it. Prints one line `RESULT <json>` for tests/test_switch_vm.py.
+appliance made of it. Prints one line `RESULT <json>` for tests/vm/test_switch_vm.py.
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ TEXT_VALUE_ROLES = READABLE_TEXT_ROLES
 NAME_FROM_CONTENT = NAMED_BY_CONTENT_ROLES
 NEEDS_LABEL = LABELLED_ROLES
 ACTED_ON = SCAN_ROLES | ITEM_ROLES
-"""Whose actions a snapshot reads; others' are read when acted on (adapter._actions)."""
+"""Whose actions a snapshot reads; others' are read when acted on (ax_action.action_names)."""
 VALUE_PROPERTIES = (("CurrentValue", "value"), ("MinimumValue", "minimum"),
                     ("MaximumValue", "maximum"))
 LABELLED_BY = int(Atspi.RelationType.LABELLED_BY)

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from appliance.desktop.model import Node, Snapshot
 from appliance.intents.grammar.history import AGAIN, CORRECTION, REPEAT, corrected, replayed
 from appliance.intents.grammar.screen_lists import ScreenLists
-from appliance.intents.grammar.sequences import Utterance
+from appliance.intents.grammar.sequences import PartParses
 from appliance.intents.grammar.targets import ASK_FROM
 from appliance.intents.grammar.templates import load_intents
 from appliance.intents.grammar.wording import strip_fillers
@@ -62,12 +62,12 @@ class GrammarPlanner:
             strip_fillers(words, end=False),  # "please do": the filler was the command
             strip_fillers(words, start=False),
         ))
-        utterance = Utterance(self.intents, self._lists, snapshot)
+        parts = PartParses(self.intents, self._lists, snapshot)
         weak: Intent | None = None
         for i, candidate in enumerate(candidates):
             if candidate:
                 # "type thank you and press enter": the end filler was words to type
-                parsed = utterance.parse(candidate, split=i <= 1)
+                parsed = parts.parse(candidate, split=i <= 1)
                 if parsed is None:
                     continue
                 if parsed.intent.confidence >= ASK_FROM:

@@ -28,8 +28,8 @@ def _is_step(intent: Intent) -> TypeGuard[Step]:
     return isinstance(intent, STEP_INTENTS)
 
 
-class Utterance:
-    """One utterance being planned: its parts are parsed once each, however often they're cut."""
+class PartParses:
+    """One utterance's parts as it is planned, each parsed once however often the text is cut."""
 
     def __init__(self, intents: Intents, screen_lists: ScreenLists, snapshot: Snapshot) -> None:
         self.intents = intents

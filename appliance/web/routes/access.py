@@ -1,6 +1,6 @@
 """The way in and out: pairing the owner with the kiosk's code, joining on an invitation,
 logging in and out. Pairing, joining and login come before any session, so their forms carry
-the pre-session token (`stale`) instead of a session's CSRF token."""
+the pre-session token (`PreSessionForm`) instead of a session's CSRF token."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from appliance.web.accounts import AccountError
-from appliance.web.shared import Caregiver, Form, State, address, page, paired, stale
+from appliance.web.shared import Caregiver, PreSessionForm, State, address, page, paired
 
 router = APIRouter()
 
@@ -23,11 +23,9 @@ async def pair_form(request: Request, web: State) -> Response:
 
 
 @router.post("/pair", response_class=HTMLResponse)
-async def pair(request: Request, web: State, data: Form) -> Response:
+async def pair(request: Request, web: State, data: PreSessionForm) -> Response:
     if web.accounts.has_owner():
         return Response("Already paired.", 403)
-    if (refused := stale(request, data)) is not None:
-        return refused
     name = data.get("name", "").strip()
     if not web.pairing.take(data.get("code", "")):
         web.journal.web_access("pairing_failed", name[:40] or "-", address(request))
@@ -50,9 +48,7 @@ async def join_form(request: Request) -> Response:
 
 
 @router.post("/join", response_class=HTMLResponse)
-async def join(request: Request, web: State, data: Form) -> Response:
-    if (refused := stale(request, data)) is not None:
-        return refused
+async def join(request: Request, web: State, data: PreSessionForm) -> Response:
     name = data.get("name", "").strip()
     try:
         role = web.accounts.join(data.get("code", ""), name, data.get("password", ""))
@@ -68,9 +64,7 @@ async def login_form(request: Request) -> Response:
 
 
 @router.post("/login", response_class=HTMLResponse)
-async def login(request: Request, web: State, data: Form) -> Response:
-    if (refused := stale(request, data)) is not None:
-        return refused
+async def login(request: Request, web: State, data: PreSessionForm) -> Response:
     name, where = data.get("name", "").strip(), address(request)
     wait = web.accounts.wait_s(name, where)
     if wait > 0:

@@ -1,7 +1,7 @@
 """`appliance bench voice`, section `barge_in`: how fast "stop" stops a reply, whether the
 appliance ever interrupts or answers itself, and what the echo canceller removes and costs.
 
-Everything goes through the simulated room (appliance/voice/room.py) with the appliance's own
+Everything goes through the simulated room (appliance/voice/audio/room.py) with the appliance's own
 Piper voice as the echo and espeak-ng or Piper saying "stop".
 """
 
@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from appliance.voice.audio_file import PIPELINE_RATE, Pcm
+from appliance.voice.audio.pcm import PIPELINE_RATE, Pcm
+from appliance.voice.audio.sources import CHUNK_SAMPLES
 from appliance.voice.sink import Reply, Utterance
-from appliance.voice.sources import CHUNK_SAMPLES
 
 # A few sentences the appliance might read out; repeated to make minutes of its own voice.
 READ_OUT = (
@@ -57,9 +57,9 @@ def voiced(pcm: bytes) -> tuple[int, int]:
 def echo_figures(seconds: float = 60.0) -> dict[str, Any]:
     """ERLE (dB) of each canceller that is installed, on the appliance's voice through the room,
     alone and with the residual gate, and its CPU cost (process time / audio time, one core)."""
+    from appliance.voice.audio.echo import ENGINE, EchoCanceller, SpeexCanceller, WebRTCCanceller
+    from appliance.voice.audio.room import SimulatedRoom
     from appliance.voice.commands import speech_pcm
-    from appliance.voice.echo import ENGINE, EchoCanceller, SpeexCanceller, WebRTCCanceller
-    from appliance.voice.room import SimulatedRoom
 
     one = speech_pcm(READ_OUT)
     size = int(seconds * PIPELINE_RATE) * 2
@@ -119,8 +119,8 @@ def _energy(pcm: bytes) -> float:
 def stop_latency(trials: int = STOP_TRIALS) -> dict[str, Any]:
     """End of the person's "stop" -> the speaker silent, on the audio clock of a file paced in
     real time (so Whisper's time counts), over `trials` read-outs."""
+    from appliance.voice.audio.room import SimulatedRoom
     from appliance.voice.commands import VoiceOptions, engines, run_voice, speech_pcm
-    from appliance.voice.room import SimulatedRoom
     from appliance_lab.bench.voice_pipeline import pct
 
     loaded = engines("whisper")
@@ -159,8 +159,8 @@ def stop_latency(trials: int = STOP_TRIALS) -> dict[str, Any]:
 def self_trigger(minutes: float = 2.0) -> dict[str, Any]:
     """One read-out `minutes` long into the room, nobody speaking over it: turns and
     interruptions that came of the appliance's own voice (goal 0)."""
+    from appliance.voice.audio.room import SimulatedRoom
     from appliance.voice.commands import VoiceOptions, engines, run_voice, speech_pcm
-    from appliance.voice.room import SimulatedRoom
 
     loaded = engines("whisper")
     speaker = loaded.speaker
@@ -188,10 +188,10 @@ def said_over_the_reply(phrase: bytes, reply: bytes, at_s: float, pause_s: float
     room's echo, the canceller and its gate, the reply paused `pause_s` after the phrase's first
     sound (the VAD's start), the segment cut as the pipeline cuts it. Unpaced, so the same every
     time, where the pipeline's echo falls where Piper's speed puts it."""
-    from appliance.voice.echo import FRAME_SAMPLES, GATE_LOOKAHEAD, open_echo_canceller
-    from appliance.voice.room import SimulatedRoom
-    from appliance.voice.stt_whisper import PREROLL_S, TRAILING_SILENCE_S
-    from appliance.voice.vad import VadSettings
+    from appliance.voice.audio.echo import FRAME_SAMPLES, GATE_LOOKAHEAD, open_echo_canceller
+    from appliance.voice.audio.room import SimulatedRoom
+    from appliance.voice.hearing.stt_whisper import PREROLL_S, TRAILING_SILENCE_S
+    from appliance.voice.hearing.vad import VadSettings
 
     canceller = open_echo_canceller()
     if canceller is None:
@@ -221,9 +221,9 @@ def wake_over_reply(positions: int = 12) -> dict[str, Any]:
     """The wake phrase said over a read-out at `positions` points, in each voice: how often it
     wakes as heard now (over a reply Whisper's evidence alone) and as it would with the wake
     spotter asked too, and the spotter's log-odds there and on the phrase said alone."""
-    from appliance.voice.closed_set import closed_set
-    from appliance.voice.closed_whisper import ClosedWhisperRecognizer, wake_rule
     from appliance.voice.commands import engines, speech_pcm
+    from appliance.voice.hearing.closed_set import closed_set
+    from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer, wake_rule
 
     loaded = engines("whisper")
     assert loaded.whisper is not None

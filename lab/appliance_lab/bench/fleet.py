@@ -7,23 +7,18 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import urlsplit
-
-import psycopg
-from psycopg import sql
 
 from appliance.fleet.central_store import CentralStore
 from appliance.fleet.link import PIN_HEX, FleetError, fingerprint, server_certificate
+from appliance_lab.bench.scratch_database import scratch_database
 
 Progress = Callable[[str], None]
 BACKLOG_TURNS = 2000
@@ -41,7 +36,8 @@ def bench_fleet(db: str | None, kiosks: int = 20, progress: Progress = lambda _l
     if not db or not db.startswith("postgres"):
         raise FleetError("bench fleet needs --store postgresql://... (a server it may create a "
                          "database on; scripts/postgres.sh starts one)")
-    with _fresh_database(db) as url, tempfile.TemporaryDirectory(prefix="fleet-bench-") as tmp:
+    with (scratch_database(db, "bench_fleet") as url,
+          tempfile.TemporaryDirectory(prefix="fleet-bench-") as tmp):
         return _run(url, Path(tmp), kiosks, progress,
                     fill_turns or max(5, BACKLOG_TURNS // kiosks), steady_s)
 
@@ -238,16 +234,3 @@ def _wait_port(port: int, timeout_s: float = 30.0) -> None:
         except OSError:
             time.sleep(0.1)
     raise FleetError(f"the central server did not start on port {port}")
-
-
-@contextmanager
-def _fresh_database(url: str) -> Iterator[str]:
-    name = f"bench_fleet_{secrets.token_hex(4)}"
-    with psycopg.connect(url, autocommit=True) as admin:
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    try:
-        yield urlsplit(url)._replace(path=f"/{name}").geturl()
-    finally:
-        with psycopg.connect(url, autocommit=True) as admin:
-            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-                sql.Identifier(name)))

@@ -1,6 +1,6 @@
 """The amd64 device image booted under QEMU, and a line to its test agent (images/rootfs/test).
 
-Used by `appliance bench boot` and tests/test_device_vm.py: both boot what `make image-test`
+Used by `appliance bench boot` and tests/vm/test_device_vm.py: both boot what `make image-test`
 builds, on a copy-on-write overlay, so the built image is never changed by a run.
 """
 
@@ -223,7 +223,7 @@ class DeviceVM:
     def say(self, words: str, name: str) -> float:
         """Say `words` into the guest's microphone (Piper's voice here, aplay into ALSA's
         loopback there); returns the guest's monotonic clock when the audio ended."""
-        from appliance.voice.audio_file import PIPELINE_RATE, Pcm, write_wav
+        from appliance.voice.audio.pcm import PIPELINE_RATE, Pcm, write_wav
         from appliance.voice.commands import speech_pcm
 
         wav = self.work / f"{name}.wav"
@@ -259,7 +259,7 @@ class DeviceVM:
         """Segments the appliance finished hearing this boot: the voice layer logs one line for
         each, whatever it was taken for (APPLIANCE_LOG=info in the image's unit)."""
         shown = self.sh("journalctl --no-pager -b -o cat _UID=$(id -u appliance) "
-                        "| grep -c '^appliance.voice.gate: heard '", timeout=60)
+                        "| grep -c '^appliance.voice.pipeline.gate: heard '", timeout=60)
         return int(shown.out.strip() or 0)
 
     def monotonic(self) -> float:

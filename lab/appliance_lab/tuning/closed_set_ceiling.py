@@ -14,7 +14,6 @@ free transcript plans the right action. No rule choosing between the two opinion
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 from collections import defaultdict
@@ -24,18 +23,19 @@ from typing import Any
 from appliance.desktop.model import Snapshot
 from appliance.desktop.sim import SimDesktop
 from appliance.intents.grammar.planner import GrammarPlanner
-from appliance.voice.closed_whisper import (
+from appliance.voice.commands import engines
+from appliance.voice.hearing.closed_whisper import (
     FRAMED,
     FULL_WINDOW,
     WAKE_CHECKS,
     ClosedWhisperRecognizer,
     written,
 )
-from appliance.voice.commands import engines
-from appliance.voice.stt_whisper import speech_of
-from appliance.voice.wake import words
+from appliance.voice.hearing.stt_whisper import speech_of
+from appliance.voice.hearing.wake import words
 from appliance_lab.bench.spoken.corpus import audio, items, sample
 from appliance_lab.bench.spoken.outcome import heard_on, normalized, scene_path
+from appliance_lab.tuning.record_then_weigh import record_then_weigh
 
 NEAR = 24
 """Candidates taken nearest each of: the sentence said, and the two free transcripts."""
@@ -134,18 +134,9 @@ def tally(paths: list[Path]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="what", required=True)
-    rec = sub.add_parser("record")
-    rec.add_argument("--per", type=int, default=3)
-    rec.add_argument("--seed", type=int, default=101)
-    tally_ = sub.add_parser("tally")
-    tally_.add_argument("rows", nargs="+", type=Path)
-    args = parser.parse_args()
-    if args.what == "record":
-        record(args.per, args.seed)
-    else:
-        tally(args.rows)
+    record_then_weigh(__doc__, lambda args: record(args.per, args.seed), tally, per=3,
+                      record_options=lambda p: p.add_argument("--seed", type=int, default=101),
+                      weigh_verb="tally")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import json
 import sys
 from dataclasses import replace
 
-from appliance.voice.vad import VadSettings
+from appliance.voice.hearing.vad import VadSettings
 from appliance_lab.bench.spoken.accuracy import bench_items
 from appliance_lab.bench.spoken.conditions import CONDITIONS
 from appliance_lab.bench.spoken.corpus import items, sample

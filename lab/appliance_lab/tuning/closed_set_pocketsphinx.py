@@ -20,7 +20,7 @@ import numpy as np
 
 import appliance_lab.tuning.closed_set_tune as T
 from appliance.desktop.sim import SimDesktop
-from appliance.voice.closed_set import closed_set
+from appliance.voice.hearing.closed_set import closed_set
 from appliance.voice.sink import screen_names_of
 
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from appliance.voice.closed_whisper import ClosedWhisperRecognizer
 from appliance.voice.commands import engines
-from appliance.voice.stt_whisper import speech_of
+from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
+from appliance.voice.hearing.stt_whisper import speech_of
 from appliance_lab.bench.spoken.conditions import CONDITIONS
 from appliance_lab.bench.spoken.corpus import audio, items, sample
 from appliance_lab.bench.spoken.outcome import heard_on

@@ -10,18 +10,18 @@ part: its figures come from `appliance bench voice`.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 from pathlib import Path
 from typing import Any
 
-import appliance.voice.closed_whisper as cw
-from appliance.voice.closed_set import SentenceSet
-from appliance.voice.closed_whisper import ClosedWhisperRecognizer
+import appliance.voice.hearing.closed_whisper as cw
 from appliance.voice.commands import engines
+from appliance.voice.hearing.closed_set import SentenceSet
+from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
 from appliance_lab.bench.spoken.corpus import audio, items, sample
 from appliance_lab.bench.spoken.outcome import heard_on, planned
+from appliance_lab.tuning.record_then_weigh import record_then_weigh
 
 ALWAYS = {"FLOOR": -1e9, "MARGIN": 1e9, "ASK_FLOOR": -1e9, "ASK_MARGIN": 1e9}
 NEVER = {"FLOOR": 1e9, "MARGIN": -1e9, "ASK_FLOOR": 1e9, "ASK_MARGIN": -1e9}
@@ -100,18 +100,8 @@ def weigh(paths: list[Path]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="what", required=True)
-    rec = sub.add_parser("record")
-    rec.add_argument("--per", type=int, default=3)
-    rec.add_argument("--seed", type=int, default=101)
-    weigh_ = sub.add_parser("weigh")
-    weigh_.add_argument("rows", nargs="+", type=Path)
-    args = parser.parse_args()
-    if args.what == "record":
-        record(args.per, args.seed)
-    else:
-        weigh(args.rows)
+    record_then_weigh(__doc__, lambda args: record(args.per, args.seed), weigh, per=3,
+                      record_options=lambda p: p.add_argument("--seed", type=int, default=101))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """Tuning figures for closed-set recognition (issue 15): the open path (Whisper with the screen
-prompt) and the closed path (appliance/voice/closed_whisper.py) on the same audio.
+prompt) and the closed path (appliance/voice/hearing/closed_whisper.py) on the same audio.
 
 Tuning voices only: Piper and espeak-ng's plain en-us / en male voices at a few rates, clean and
 with white noise added here. Never festival, flite or espeak-ng's +f variants (held out).
@@ -24,13 +24,13 @@ import numpy as np
 
 from appliance.desktop.sim import SimDesktop
 from appliance.intents.grammar.planner import GrammarPlanner
-from appliance.voice.audio_file import load_wav
-from appliance.voice.closed_set import closed_set
-from appliance.voice.closed_whisper import ClosedWhisperRecognizer
+from appliance.voice.audio.pcm import load_wav
 from appliance.voice.commands import engines, speech_pcm
+from appliance.voice.hearing.closed_set import closed_set
+from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
+from appliance.voice.hearing.stt_whisper import TRAILING_SILENCE_S
+from appliance.voice.hearing.wake import WakeGate
 from appliance.voice.sink import COMMAND_WORDS, screen_names_of
-from appliance.voice.stt_whisper import TRAILING_SILENCE_S
-from appliance.voice.wake import WakeGate
 from appliance_lab.bench.spoken.outcome import scene_path
 
 SCENES = {name: scene_path(name) for name in ("messages", "mail", "radio", "settings")}

@@ -26,15 +26,15 @@ from pathlib import Path
 import numpy as np
 
 from appliance.settings import Settings
-from appliance.voice.closed_whisper import (
+from appliance.voice.audio.echo import FRAME_SAMPLES, SpeexCanceller
+from appliance.voice.commands import engines
+from appliance.voice.hearing.closed_whisper import (
     FULL_WINDOW,
     QUICK_WINDOW,
     ClosedWhisperRecognizer,
     wake_rule,
 )
-from appliance.voice.commands import engines
-from appliance.voice.echo import FRAME_SAMPLES, SpeexCanceller
-from appliance.voice.stt_whisper import RATE, TRAILING_SILENCE_S, WhisperEngine
+from appliance.voice.hearing.stt_whisper import RATE, TRAILING_SILENCE_S, WhisperEngine
 from appliance_lab.bench.spoken.conditions import CONDITIONS
 from appliance_lab.bench.spoken.corpus import audio, items, sample
 from appliance_lab.bench.spoken.outcome import heard_on, planned

@@ -12,7 +12,6 @@ on Messages (as `appliance bench voice` hears it for false accepts). Usage:
 
 from __future__ import annotations
 
-import argparse
 import collections
 import json
 import sys
@@ -20,7 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from appliance.voice.closed_whisper import (
+from appliance.voice.commands import engines
+from appliance.voice.hearing.closed_whisper import (
     LENIENT,
     STRICT,
     WAKE_CHECKS,
@@ -29,20 +29,12 @@ from appliance.voice.closed_whisper import (
     WakeCheck,
     WakeEvidence,
 )
-from appliance.voice.commands import engines
-from appliance.voice.stt_whisper import RATE, TRAILING_SILENCE_S, speech_of
+from appliance.voice.hearing.stt_whisper import speech_of
 from appliance_lab.bench.spoken.conditions import CONDITIONS
-from appliance_lab.bench.spoken.corpus import (
-    audio,
-    items,
-    load_part,
-    noise_for,
-    non_wake_audio,
-    sample,
-)
 from appliance_lab.bench.spoken.false_accepts import SCENE as FA_SCENE
 from appliance_lab.bench.spoken.outcome import heard_on
-from appliance_lab.tuning.wake_tune import COND_NAMES, NEAR_MISSES
+from appliance_lab.tuning.record_then_weigh import record_then_weigh
+from appliance_lab.tuning.wake_clips import COND_NAMES, non_wake_clips, non_wake_lines, wake_clips
 
 COMMAND_KINDS = frozenset({"sentence", "doubtful", "alone"})
 """What may follow a doubtful wake phrase the command check takes (ClosedWhisperRecognizer.hear:
@@ -69,19 +61,12 @@ def clips(per: int, alone: bool) -> Iterator[Clip]:
     ("Hey juniper.", then a pause) by each voice in each condition, as the corpus's items
     always say a command after it."""
     conds = [c for c in CONDITIONS if c.name in COND_NAMES]
-    tail = bytes(int(TRAILING_SILENCE_S * RATE) * 2)
-    part = load_part("tune")
-    lines = ["hey juniper"] if alone else [
-        *part.non_wake, *NEAR_MISSES,
-        *[s for fam in part.sentences.values() for ss in fam.values() for s in ss][::8]]
     if not alone:
-        for i in sample(items("tune", conds), per):
-            yield True, i.voice.label, i.condition.name, i.scene, i.sentence, audio(i) + tail
-    for voice in part.voices:
-        for line in lines:
-            for cond in conds:
-                pcm = non_wake_audio("tune", voice, line, cond, noise_for(voice, line, cond))
-                yield alone, voice.label, cond.name, FA_SCENE, "" if alone else line, pcm + tail
+        for item, pcm in wake_clips(per, conds):
+            yield True, item.voice.label, item.condition.name, item.scene, item.sentence, pcm
+    lines = ["hey juniper"] if alone else non_wake_lines()
+    for voice, cond, line, pcm in non_wake_clips(lines, conds):
+        yield alone, voice.label, cond.name, FA_SCENE, "" if alone else line, pcm
 
 
 def record(per: int, alone: bool) -> None:
@@ -111,8 +96,8 @@ def woken(row: dict[str, Any], sure: WakeCheck, if_command: WakeCheck | None,
     return if_command is not None and if_command.passes(ev) and row["kind"] in kinds
 
 
-def weigh(paths: list[str]) -> None:
-    rows = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines()]
+def weigh(paths: list[Path]) -> None:
+    rows = [json.loads(line) for p in paths for line in p.read_text().splitlines()]
     wake = [r for r in rows if r["wake"]]
     other = [r for r in rows if not r["wake"]]
     sentence = frozenset({"sentence"})
@@ -146,18 +131,8 @@ def weigh(paths: list[str]) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("record")
-    r.add_argument("--per", type=int, default=6)
-    r.add_argument("--alone", action="store_true")
-    w = sub.add_parser("weigh")
-    w.add_argument("paths", nargs="+")
-    args = ap.parse_args()
-    if args.cmd == "record":
-        record(args.per, args.alone)
-    else:
-        weigh(args.paths)
+    record_then_weigh(__doc__, lambda args: record(args.per, args.alone), weigh, per=6,
+                      record_options=lambda p: p.add_argument("--alone", action="store_true"))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Trains appliance/voice/wake_spotter.npz, and weighs the `spotter` wake check, on the spoken
+"""Trains voice/hearing/wake_spotter.npz, and weighs the `spotter` wake check, on the spoken
 corpus's TUNING part and on voices of neither part (issue 15). Never run on the held-out part.
 
 `features` keeps the speech embeddings (wake_spotter.SpeechEmbedding) of wake_rule_tune.py's
@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from appliance.voice.closed_whisper import WAKE_CHECKS, WakeRule
-from appliance.voice.stt_whisper import RATE, TRAILING_SILENCE_S
-from appliance.voice.wake_spotter import WINDOW, WakeSpotter, speech_embedding
+from appliance.voice.hearing.closed_whisper import WAKE_CHECKS, WakeRule
+from appliance.voice.hearing.stt_whisper import RATE
+from appliance.voice.hearing.wake_spotter import WINDOW, WakeSpotter, speech_embedding
 from appliance_lab.bench.spoken.conditions import (
     CONDITIONS,
     babble_at,
@@ -47,9 +47,9 @@ from appliance_lab.bench.spoken.conditions import (
 )
 from appliance_lab.bench.spoken.corpus import babble, cached_pcm, clean_speech, load_part, noise_for
 from appliance_lab.bench.spoken.voices import Voice
+from appliance_lab.tuning.wake_clips import COND_NAMES, NEAR_MISSES, VAD_TAIL, tuning_sentences
 from appliance_lab.tuning.wake_rule_tune import COMMAND_KINDS, Clip, clips
 from appliance_lab.tuning.wake_rule_tune import woken as command_woken
-from appliance_lab.tuning.wake_tune import COND_NAMES, NEAR_MISSES
 
 KEPT = 56
 """Embeddings kept per clip: the last of ENDS and more, for the windows of talk after it."""
@@ -69,7 +69,7 @@ _VARIANTS = ("Andrea", "Steph2", "Steph3", "shelby", "grandma", "Kaukovalta", "A
 PIPER_SHIFTS = ((300, 0.9), (600, 1.1), (-200, 1.15), (450, 0.85))
 """Piper's voice shifted (cents, tempo): the tuning part's only voice not made by espeak-ng."""
 MORE_NEAR_MISSES = (
-    # Near misses written for the extra voices, of the kinds in wake_tune.NEAR_MISSES.
+    # Near misses written for the extra voices, of the kinds in wake_clips.NEAR_MISSES.
     "hey ginger, time for a walk", "hey jimmy, open the door", "hey janet, what's for tea",
     "hey juanita, good morning", "hey joey, look at me", "hey jojo, it's late",
     "hey jean, turn round", "hey jeeves, bring the car", "they're junipers, not pines",
@@ -134,10 +134,8 @@ def _extra_clip(voice: Voice, shift: Shift, text: str, said: str, cond_name: str
 def extra_clips(near: bool) -> Iterator[Clip]:
     """Each extra voice: 8 tuning sentences after the wake phrase and 12 lines without it, or
     (`near`) every near miss; under each tuning condition."""
-    part = load_part("tune")
-    sentences = [s for fam in part.sentences.values() for ss in fam.values() for s in ss]
-    lines = [*part.non_wake, *NEAR_MISSES]
-    tail = bytes(int(TRAILING_SILENCE_S * RATE) * 2)
+    sentences = tuning_sentences()
+    lines = [*load_part("tune").non_wake, *NEAR_MISSES]
     for n, (voice, shift) in enumerate(extra_voices()):
         rng = random.Random(n)
         label = voice.label + (f"~{shift[0]}/{shift[1]}" if shift else "")
@@ -148,7 +146,7 @@ def extra_clips(near: bool) -> Iterator[Clip]:
             text = f"Hey juniper, {words}." if wake else words[:1].upper() + words[1:] + "."
             for cond in COND_NAMES:
                 yield (wake, label, cond, "", words,
-                       _extra_clip(voice, shift, text, words, cond) + tail)
+                       _extra_clip(voice, shift, text, words, cond) + VAD_TAIL)
 
 
 def features(every: Iterator[Clip], shard: int, shards: int, which: str) -> None:
@@ -291,7 +289,7 @@ def weigh(paths: list[str], extra_paths: list[str], row_path: str, alone_path: s
     if write:
         train(*training_windows(np.r_[x, ex], np.r_[lengths, elengths],
                                 np.r_[wake, ewake])).save()
-        print("wrote appliance/voice/wake_spotter.npz", file=sys.stderr)
+        print("wrote appliance/voice/hearing/wake_spotter.npz", file=sys.stderr)
 
 
 def main() -> None:

@@ -23,36 +23,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from appliance.voice.closed_whisper import ClosedWhisperRecognizer
 from appliance.voice.commands import engines
-from appliance.voice.stt_whisper import NO_SPEECH_MAX, RATE, TRAILING_SILENCE_S, speech_of
+from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
+from appliance.voice.hearing.stt_whisper import NO_SPEECH_MAX, speech_of
 from appliance_lab.bench.spoken.conditions import CONDITIONS, Condition
-from appliance_lab.bench.spoken.corpus import (
-    audio,
-    items,
-    load_part,
-    noise_for,
-    non_wake_audio,
-    sample,
-)
+from appliance_lab.tuning.wake_clips import COND_NAMES, non_wake_clips, non_wake_lines, wake_clips
 
-COND_NAMES = ("clean", "snr10", "snr5", "reverb")
-NEAR_MISSES = (
-    # The tuning part's own near misses are few; these are more of the same kind (a name like
-    # the wake word after "hey", the wake word inside a sentence), written for tuning.
-    "hey junior, where are my keys",
-    "hey jennie, come and look at this",
-    "hey julia, the bus is here",
-    "hey jasper, sit down",
-    "hi juno, how are you",
-    "the juniper berries are ripe",
-    "okay, juniper is a lovely name",
-    "hey judy, pass the milk",
-    "hey you, pick that up",
-    "we cut the juniper hedge",
-    "hey genie, make a wish",
-    "hey jenny, click save",
-)
 _WORD = re.compile(r"[\w']+")
 
 
@@ -113,21 +89,10 @@ def features(rec: ClosedWhisperRecognizer, pcm: bytes) -> dict[str, Any]:
 
 def clips(per: int, conds: list[Condition]) -> list[tuple[bool, str, str, str, bytes]]:
     """(says the wake phrase, voice, condition, words, 16 kHz PCM16 as the VAD hands it over)."""
-    tail = bytes(int(TRAILING_SILENCE_S * RATE) * 2)
-    out: list[tuple[bool, str, str, str, bytes]] = []
-    for item in sample(items("tune", conds), per):
-        out.append((True, item.voice.label, item.condition.name, item.spoken,
-                    audio(item) + tail))
-    part = load_part("tune")
-    commands = [s for fam in part.sentences.values() for ss in fam.values() for s in ss][::8]
-    lines = [*part.non_wake, *NEAR_MISSES, *commands]
-    for voice in part.voices:
-        for line in lines:
-            for cond in conds:
-                noise = noise_for(voice, line, cond)
-                pcm = non_wake_audio("tune", voice, line, cond, noise)
-                out.append((False, voice.label, cond.name, line, pcm + tail))
-    return out
+    return ([(True, item.voice.label, item.condition.name, item.spoken, pcm)
+             for item, pcm in wake_clips(per, conds)]
+            + [(False, voice.label, cond.name, line, pcm)
+               for voice, cond, line, pcm in non_wake_clips(non_wake_lines(), conds)])
 
 
 Rule = Callable[[dict[str, Any]], bool]
@@ -251,7 +216,8 @@ def rules() -> dict[str, Rule]:
     out: dict[str, Rule] = {"fixed>=72 (the fixed pass alone)": fixed,
                             OLD: _both(fixed, _as_shipped(-2.25)),
                             NEW: _both(fixed, _word_vs_plain(CHOSEN))}
-    for v in (6.0, 7.0):  # "hey jennifer" (tests/test_voice_closed_set.py) is 7.4 and 8.0
+    # "hey jennifer" (tests/integration/test_voice_closed_set.py) is 7.4 and 8.0
+    for v in (6.0, 7.0):
         out[f"fixed>=72&word_mean-plain_lp>={CHOSEN}&no name beats it by >{v}"] = _both(
             _both(fixed, _word_vs_plain(CHOSEN)), _no_name_beats(v))
     for d in (-2.25, -3.0, -4.0, -4.5, -5.0):

@@ -12,7 +12,7 @@ from appliance_lab.bench.spoken.runs import Progress, owner, run_clips
 from appliance_lab.bench.stats import percentiles
 
 if TYPE_CHECKING:
-    from appliance.voice.vad import VadSettings
+    from appliance.voice.hearing.vad import VadSettings
 
 RUN_SIZE = 12
 """Items per pipeline run: a progress line each, and a failure loses only these."""

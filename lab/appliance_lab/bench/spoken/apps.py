@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from appliance.desktop.model import DesktopError
-from appliance.voice.audio_file import PIPELINE_RATE, Pcm, write_wav
+from appliance.voice.audio.pcm import PIPELINE_RATE, Pcm, write_wav
 from appliance_lab.bench.spoken.corpus import Part, clean_speech, load_part
 from appliance_lab.bench.spoken.voices import Voice
 from appliance_lab.bench.stats import percentiles

@@ -10,7 +10,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from appliance.voice.audio_file import (
+from appliance.voice.audio.pcm import (
     PIPELINE_RATE,
     Pcm,
     float_to_pcm16,

@@ -17,7 +17,7 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from appliance.voice.audio_file import PIPELINE_RATE, Pcm, write_wav
+from appliance.voice.audio.pcm import PIPELINE_RATE, Pcm, write_wav
 from appliance_lab import REPO
 from appliance_lab.bench.spoken.conditions import (
     CONDITIONS,

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from appliance.voice.audio_file import PIPELINE_RATE, float_to_pcm16
+from appliance.voice.audio.pcm import PIPELINE_RATE, float_to_pcm16
 from appliance_lab.bench.spoken.conditions import sox_noise
 from appliance_lab.bench.spoken.corpus import Part, babble, non_wake_audio, non_wake_items
 from appliance_lab.bench.spoken.runs import Progress, run_clips

@@ -25,7 +25,7 @@ GOALS = {
 }
 
 CLOSED_ENGINE = "closed:whisper"
-"""The engine a closed-set utterance is heard by (appliance/voice/closed_whisper.py)."""
+"""The engine a closed-set utterance is heard by (appliance/voice/hearing/closed_whisper.py)."""
 
 
 def _met(value: float | None, goal: str) -> bool | None:

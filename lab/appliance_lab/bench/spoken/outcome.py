@@ -17,9 +17,9 @@ from appliance.desktop.sim import SimDesktop
 from appliance.scenes import bundled_scene
 from appliance.session import TurnReport
 from appliance.session_sink import SessionSink
-from appliance.voice.closed_set import SentenceSet, closed_set
+from appliance.voice.hearing.closed_set import SentenceSet, closed_set
+from appliance.voice.hearing.wake import words
 from appliance.voice.sink import Reply, Utterance, screen_names_of, vocabulary_of
-from appliance.voice.wake import words
 
 SCENES_DIR = Path(__file__).resolve().parents[1] / "scenes"
 # Not part of the action: `words` is the sentence as heard (the action is the same whether

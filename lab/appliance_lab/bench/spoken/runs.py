@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from appliance.voice.audio_file import PIPELINE_RATE, Pcm
-from appliance.voice.sources import WavSource
+from appliance.voice.audio.pcm import PIPELINE_RATE, Pcm
+from appliance.voice.audio.sources import WavSource
 from appliance_lab.bench.spoken.outcome import SceneSink, Turn
 
 if TYPE_CHECKING:
-    from appliance.voice.vad import VadSettings
+    from appliance.voice.hearing.vad import VadSettings
 
 LEAD_S = 1.0
 GAP_S = 1.2

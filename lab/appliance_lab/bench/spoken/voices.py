@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from appliance.voice.audio_file import PIPELINE_RATE, load_wav, resample_pcm16
+from appliance.voice.audio.pcm import PIPELINE_RATE, load_wav, resample_pcm16
 
 Engine = Literal["espeak", "festival", "flite", "piper"]
 

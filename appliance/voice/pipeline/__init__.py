@@ -1,0 +1,1 @@
+"""The pipecat pipeline: VAD -> STT -> wake gate -> turn -> speech output, through frames."""

@@ -1,0 +1,106 @@
+"""A recogniser that flips a command's meaning must not act on it unasked.
+
+Whisper tiny.en hears Piper's "uncheck urgent" as "and check Urgent". The end-to-end test runs
+the real pipeline (webrtcvad, Whisper tiny.en, Piper speech) into the real Session on the sim.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from appliance.audit.timeline import timeline
+from appliance.journal.application import Journal
+from appliance.policy.doubts import Doubt
+from appliance.session import Session, TurnReport
+from appliance.session_sink import SessionSink
+from appliance.settings import Settings
+from appliance.voice.audio.sources import WavSource
+from appliance.voice.commands import engines, run_voice
+from appliance.voice.hearing.clarity import doubt_of, heard_clearly, letter_alike
+from appliance.voice.sink import Utterance
+from appliance.wiring import build_planner, opened_desktop
+from tests.integration.test_switch_talk import audio, element, scene
+
+__all__ = ["scene"]  # a fixture
+
+
+def test_a_command_cannot_begin_with_and() -> None:
+    assert not heard_clearly("and check Urgent.")
+    assert not heard_clearly("And tick urgent")
+    assert heard_clearly("check urgent")
+    assert heard_clearly("and")  # nothing after it: nothing to act on anyway
+    assert heard_clearly("select grandma and then click send")
+
+
+def test_the_doubt_of_an_utterance_is_its_words_or_its_recognisers() -> None:
+    assert doubt_of(Utterance("and tick urgent", "whisper", 0.9)) == Doubt.BEGAN_WITH_AND
+    assert doubt_of(Utterance("tick urgent", "closed:whisper", 0.4,
+                              doubt=Doubt.LESS_SURE)) == Doubt.LESS_SURE
+    assert doubt_of(Utterance("tick urgent", "closed:whisper", 0.9)) == ""
+    assert letter_alike("c", ["z", "t"]) == (
+        "the key named sounds like another: C may have been T or Z")
+    assert letter_alike("8", ["a"]) == "the key named sounds like another: 8 may have been A"
+
+
+def test_words_to_write_heard_unsurely_are_read_back_unless_secret(
+    tmp_path: Path, scene: Path
+) -> None:
+    """The person hears what would be typed, and can say no; words for a secret field never
+    leave the turn, so that question does not say them."""
+    journal = Journal(str(tmp_path / "journal.sqlite"))
+    planner = build_planner(Settings(llm="off"))
+    for said, question in (
+        ("type the lord grandma in the message box",
+         "Did you mean type the lord grandma into Message? Say yes or no."),
+        ("type 4321 into PIN", "Did you mean type into PIN? Say yes or no."),
+    ):
+        with opened_desktop(f"sim:{scene}") as desktop:
+            report = Session(journal, desktop, planner).say(said, doubt=Doubt.WORDS_UNSURE)
+        assert (report.decision, report.spoken) == ("needs_confirmation", question), report
+    with opened_desktop(f"sim:{scene}") as desktop:  # words heard with no doubt: typed
+        report = Session(journal, desktop, planner).say("type see you soon in the message box")
+    assert report.decision == "executed", report
+    assert element(scene, "Message").value == "see you soon"
+
+
+def test_a_doubtful_command_asks_before_it_acts(tmp_path: Path, scene: Path) -> None:
+    journal = Journal(str(tmp_path / "journal.sqlite"))
+    planner = build_planner(Settings(llm="off"))
+    urgent_before = "checked" in element(scene, "Urgent").states
+    with opened_desktop(f"sim:{scene}") as desktop:
+        report = Session(journal, desktop, planner).say(
+            "and untick urgent", doubt=Doubt.BEGAN_WITH_AND
+        )
+    assert report.decision == "needs_confirmation"
+    assert report.spoken == "Did you mean untick Urgent? Say yes or no."
+    # The caregiver's trace says why it asked; the spoken question does not need to.
+    validated = next(r for r in timeline(journal, turn=report.turn_id)
+                     if r["event"] == "Validated")
+    assert validated["detail"].endswith(
+        "unsure what was meant; heard doubtfully: it began with 'and', often a misheard 'un'"
+    ), validated
+    assert ("checked" in element(scene, "Urgent").states) == urgent_before
+    with opened_desktop(f"sim:{scene}") as desktop:
+        answer = Session(journal, desktop, planner).say("yes")
+    assert answer.decision == "executed"
+    assert "checked" not in element(scene, "Urgent").states
+
+
+def test_uncheck_misheard_as_and_check_is_asked_not_done(tmp_path: Path, scene: Path) -> None:
+    assert "checked" in element(scene, "Urgent").states
+    pcm, _ = audio("Hey juniper, uncheck urgent.")
+    journal = Journal(str(tmp_path / "journal.sqlite"))
+    reports: list[TurnReport] = []
+    sink = SessionSink(journal, lambda: opened_desktop(f"sim:{scene}"),
+                       build_planner(Settings(llm="off")), reports.append)
+    run_voice(WavSource(pcm=pcm), sink, engines("whisper"))
+    assert len(reports) == 1
+    heard = reports[0].transcript.lower()
+    if heard.startswith("and"):  # misheard, as Whisper tiny.en does today: a question
+        assert reports[0].decision == "needs_confirmation", reports[0]
+        assert reports[0].spoken.startswith("Did you mean tick Urgent?")
+        assert "checked" in element(scene, "Urgent").states
+    else:  # heard right: done
+        assert heard.startswith("uncheck"), heard
+        assert "checked" not in element(scene, "Urgent").states
+
