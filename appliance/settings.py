@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, get_origin
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -27,7 +28,8 @@ class Settings(BaseModel):
     )
 
     allow_destructive: bool = Field(
-        default=False, description="let deleting, erasing and factory resets through (confirmed)"
+        default=False, title="Allow deleting",
+        description="let deleting, erasing and factory resets through (confirmed)",
     )
     confirm_timeout_s: float = Field(
         default=30.0,
@@ -39,7 +41,8 @@ class Settings(BaseModel):
         default=10, ge=0, le=600, description="actions a minute before each one needs a yes"
     )
     denylist_apps: tuple[str, ...] = Field(
-        default=(), description="applications the appliance never opens or acts in"
+        default=(), title="Applications it never uses",
+        description="applications the appliance never opens or acts in",
     )
     wake_phrase: str = Field(default="hey juniper", min_length=2)
     wake_check: WakeCheckName = Field(
@@ -58,6 +61,11 @@ class Settings(BaseModel):
     transcript_days: int = Field(
         default=0, ge=0, le=3650,
         description="days what was said and typed is kept in the journal; 0 keeps it",
+    )
+    time_zone: str = Field(
+        default="", title="Time zone",
+        description="where the caregiver page's times and days are, as a name like "
+        "Europe/London or America/New_York; empty: the device's own",
     )
     fleet_transcripts: bool = Field(
         default=False,
@@ -124,6 +132,18 @@ class Settings(BaseModel):
             raise ValueError("an empty name in the list")
         return cleaned
 
+    @field_validator("time_zone")
+    @classmethod
+    def _known_zone(cls, name: str) -> str:
+        name = plain_text(name)
+        try:
+            if name:
+                ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError, OSError):
+            raise ValueError("not a time zone this device knows; write one like "
+                             "Europe/London") from None
+        return name
+
     @field_validator("ollama_host")
     @classmethod
     def _loopback_only(cls, host: str) -> str:
@@ -136,6 +156,11 @@ class Settings(BaseModel):
     @classmethod
     def keys(cls) -> list[str]:
         return list(cls.model_fields)
+
+    @classmethod
+    def label(cls, key: str) -> str:
+        """What a caregiver calls the setting: its title, else its key in words."""
+        return cls.model_fields[key].title or key.replace("_", " ").capitalize()
 
     @classmethod
     def from_stored(cls, values: dict[str, Any]) -> Settings:

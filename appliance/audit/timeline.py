@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
+from uuid import UUID
 
+from appliance.journal.aggregates import Device
 from appliance.journal.application import Journal
 from appliance.limits import escape_controls
 
 EVENT_NAMES = {"Created": "SettingsCreated"}
-SINCE_HELP = "try 2026-11-21, 09:00, 2h or today"
+DEVICES = {Device.create_id(name): name for name in ("microphone", "switch", "web", "journal")}
+"""The devices the appliance records events of, by their aggregate's id (a fault names none)."""
+SINCE_HELP = "try 2026-11-21, 09:00, 2h, today or yesterday"
 
 
 class AuditQueryError(ValueError):
@@ -25,11 +29,13 @@ class NoSuchTurn(AuditQueryError):
     pass
 
 
-def parse_since(text: str | None, now: datetime | None = None) -> datetime | None:
-    """'2026-11-21', '2026-11-21T09:00', '09:00', '2h', '30m', '7d', 'today' -> aware datetime."""
+def parse_since(text: str | None, now: datetime | None = None,
+                zone: tzinfo = UTC) -> datetime | None:
+    """'2026-11-21', '2026-11-21T09:00', '09:00', '2h', '30m', '7d', 'today', 'yesterday' ->
+    aware datetime; a day or a clock time without a zone is one in `zone`."""
     if not text:
         return None
-    now = now or datetime.now(UTC)
+    now = (now or datetime.now(UTC)).astimezone(zone)
     try:
         return _since(text.strip(), now)
     except (ValueError, OverflowError):  # 25:99, 99999999999d, 2026-13-45
@@ -37,8 +43,10 @@ def parse_since(text: str | None, now: datetime | None = None) -> datetime | Non
 
 
 def _since(text: str, now: datetime) -> datetime:
-    if text == "today":
-        return now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if text in ("today", "yesterday"):
+        midnight = now.replace(hour=0, minute=0, second=0, microsecond=0, tzinfo=None)
+        back = timedelta(days=1 if text == "yesterday" else 0)
+        return (midnight - back).replace(tzinfo=now.tzinfo)
     if m := re.fullmatch(r"(\d+)\s*([smhd])", text):
         unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[m.group(2)]
         return now - timedelta(**{unit: int(m.group(1))})
@@ -46,7 +54,7 @@ def _since(text: str, now: datetime) -> datetime:
         hour, minute = map(int, text.split(":"))
         return now.replace(hour=hour, minute=minute, second=0, microsecond=0)
     parsed = datetime.fromisoformat(text)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=now.tzinfo)
 
 
 def _detail(name: str, e: Any) -> str:
@@ -154,6 +162,28 @@ def timeline(
     return rows
 
 
+def device_name(originator_id: UUID) -> str:
+    """The name of the device an event is of ("microphone"), or "" when it is not known."""
+    return DEVICES.get(originator_id, "")
+
+
+WINDOW = 3000
+"""Events read for one page: a few hundred turns. A page reads the journal's tail, never all
+of it, so it takes as long with a million events as with a thousand."""
+
+
+def first_at(journal: Journal, since: datetime, step: int = WINDOW) -> int:
+    """A notification id at or before the first event at `since`, found by stepping back
+    from the end (what a caregiver looks at is a small tail of a long journal)."""
+    start = journal.recorder.max_notification_id() or 0
+    while start > 1:
+        start = max(1, start - step)
+        first = next(iter(journal.domain_events(start)), None)
+        if first is None or first[1].timestamp < since:
+            break
+    return max(1, start)
+
+
 def row_of(nid: int, e: Any) -> dict[str, Any]:
     """One event (an aggregate's own dataclass) as a timeline row."""
     aggregate, _, name = type(e).__qualname__.rpartition(".")
@@ -163,6 +193,7 @@ def row_of(nid: int, e: Any) -> dict[str, Any]:
         "time": e.timestamp.isoformat(timespec="milliseconds"),
         "aggregate": aggregate,
         "turn": e.originator_id.hex[:8] if aggregate == "Turn" else "",
+        "device": device_name(e.originator_id) if aggregate == "Device" else "",
         "event": name,
         "detail": _detail(name, e),
         "data": {

@@ -12,8 +12,10 @@ from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
+from appliance.audit.story import GROUP_LOOKS
 from appliance.web.routes import access, day, export, fleet, health, people, settings, undo
 from appliance.web.shared import Refusal, WebState
+from appliance.web.turn_view import facts
 
 HERE = Path(__file__).parent
 HEADERS = {
@@ -33,6 +35,8 @@ def create_app(state: WebState) -> FastAPI:
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     pages = Jinja2Templates(directory=str(HERE / "templates"))  # autoescapes .html
     pages.env.globals["fleet_page"] = state.fleet is not None
+    pages.env.globals["GROUP_LOOKS"] = GROUP_LOOKS
+    pages.env.filters["facts"] = facts
     app.state.web = state  # what the routes get through `shared.State`
     app.state.pages = pages
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")

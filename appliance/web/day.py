@@ -1,145 +1,128 @@
-"""The day as a caregiver reads it: one plain line per turn ("10:02 — said 'send it to
-grandma' -> asked for a yes -> yes -> Sent."), and other happenings as lines of their own."""
+"""The day as a caregiver reads it: the day's counts, then one row per command in plain words
+(`appliance.audit.story`), under the days people say ("Today", "Yesterday"); logins, setting
+changes and devices on a view of their own."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, tzinfo
 from typing import Any
 
-from appliance.audit.timeline import timeline
+from appliance.audit.days import day_span, on_day, parse_day, said_day, today_in
+from appliance.audit.story import Group, Happening, Story, told
+from appliance.audit.tally import DayCounts, DayTally
+from appliance.audit.timeline import WINDOW, AuditQueryError, first_at, timeline
 from appliance.journal.application import Journal
 
-_SHOWN = {"DeviceFault", "SwitchPressed", "SettingChanged", "SpeechIgnored", "WebAccess"}
-
-
-@dataclass
-class Line:
-    """One turn or one other happening; `turn` is the turn's id (empty for others)."""
-
-    time: str
-    text: str
-    outcome: str = ""
-    turn: str = ""
-    steps: list[str] = field(default_factory=list)
-    date: str = ""  # YYYY-MM-DD
-    trigger: str = ""  # voice, switch, text, web; empty for what is not a turn
-
-
-PROBLEMS = frozenset({"rejected", "failed", "interrupted", "timed_out"})
+TRIGGERS = {"voice": "voice", "switch": "the switch", "text": "typing", "web": "the caregiver page"}
+PROBLEMS = frozenset({Group.refused, Group.failed})
 
 
 @dataclass(frozen=True)
 class Filter:
-    """What the caregiver asked to see: a day, an outcome, a trigger, or only problems."""
+    """What the caregiver asked to see: a day, how commands ended, what started them, only
+    problems; or, instead of commands, the logins, settings and devices."""
 
-    day: str = ""
-    outcome: str = ""
+    day: date | None = None
+    outcome: Group | None = None
     trigger: str = ""
     problems: bool = False
+    others: bool = False
 
-    def wants(self, line: Line) -> bool:
-        if self.day and line.date != self.day:
+    @classmethod
+    def asked(cls, query: Any, today: date) -> tuple[Filter, str]:
+        """The filter a page's query asks for, and what in it could not be read ("")."""
+        problem = ""
+        try:
+            day = parse_day(query.get("day", "")[:40], today) if query.get("day") else None
+        except AuditQueryError as e:
+            day, problem = None, str(e)
+        outcome = query.get("outcome", "")
+        trigger = query.get("trigger", "")
+        return cls(day=day, outcome=Group(outcome) if outcome in Group.__members__ else None,
+                   trigger=trigger if trigger in TRIGGERS else "",
+                   problems="problems" in query, others=query.get("show") == "others"), problem
+
+    def wants(self, story: Story) -> bool:
+        if self.day and story.started.date() != self.day:
             return False
-        if (self.outcome or self.trigger or self.problems) and not line.turn:
-            return False  # a filter on turns leaves other happenings out
-        if self.outcome and line.outcome != self.outcome:
+        if self.outcome and story.group != self.outcome:
             return False
-        if self.trigger and line.trigger != self.trigger:
+        if self.trigger and story.trigger != self.trigger:
             return False
-        return not (self.problems and line.outcome not in PROBLEMS)
+        return not (self.problems and story.group not in PROBLEMS)
 
     @property
     def active(self) -> bool:
+        return bool(self.day or self.outcome or self.trigger or self.problems or self.others)
+
+    @property
+    def chosen(self) -> bool:
+        """Narrowed by the form (the view of logins and devices is not a narrowing)."""
         return bool(self.day or self.outcome or self.trigger or self.problems)
 
 
-WINDOW = 3000
-"""Events read for one page: a few hundred turns. A page reads the journal's tail, never all
-of it, so it takes as long with a million events as with a thousand."""
+@dataclass
+class Dated:
+    """One day's rows, as the day is said ("Today")."""
+
+    day: date
+    said: str
+    stories: list[Story] = field(default_factory=list)
+    happenings: list[Happening] = field(default_factory=list)
 
 
 @dataclass
 class Page:
-    lines: list[Line]
+    days: list[Dated]  # newest first, and each day's rows newest first
     older: int | None  # the `before` of the next page back, if there is one
 
+    @property
+    def empty(self) -> bool:
+        return not any(d.stories or d.happenings for d in self.days)
 
-def day_lines(journal: Journal, limit: int = 200, before: int | None = None,
-              shown: Filter = Filter()) -> Page:
-    """Up to `limit` lines from the events before notification `before` (None: the newest),
-    newest first, those `shown` wants."""
+
+def day_page(journal: Journal, zone: tzinfo, shown: Filter = Filter(), before: int | None = None,
+             limit: int = 200, now: datetime | None = None) -> Page:
+    """Up to `limit` rows from the events before notification `before` (None: the newest),
+    newest first, those `shown` wants; a chosen day is looked for where it is in the journal."""
     last = journal.recorder.max_notification_id() or 0
     end = min(last, before - 1) if before else last
+    if shown.day:
+        _, over = day_span(shown.day, zone)
+        end = min(end, first_at(journal, over) + WINDOW)
     start = max(1, end - WINDOW + 1)
-    found = lines_of(timeline(journal, start=start, end=end))
-    wanted = [line for line in reversed(found) if shown.wants(line)]
-    return Page(lines=wanted[:limit], older=start if start > 1 else None)
+    found = told(timeline(journal, start=start, end=end), zone)
+    today = today_in(zone, now)
+    days: dict[date, Dated] = {}
+
+    def on(day: date) -> Dated:
+        return days.setdefault(day, Dated(day, said_day(day, today)))
+
+    if shown.others:
+        for happening in reversed(found.happenings):
+            if not shown.day or happening.at.date() == shown.day:
+                on(happening.at.date()).happenings.append(happening)
+    else:
+        for story in [s for s in reversed(found.stories) if shown.wants(s)][:limit]:
+            on(story.started.date()).stories.append(story)
+    return Page(days=list(days.values()), older=start if start > 1 else None)
 
 
-def one_day(journal: Journal, day: datetime) -> list[Line]:
-    """Every line of one day, oldest first: the printable day report."""
-    start = first_at(journal, day)
-    end_of_day = day + timedelta(days=1)
-    rows = [r for r in timeline(journal, start=start, since=day)
-            if r["time"] < end_of_day.isoformat(timespec="milliseconds")]
-    return lines_of(rows)
+@dataclass
+class DayView:
+    """Everything the day's part of the page shows (drawn again on every live update)."""
+
+    page: Page
+    counts: DayCounts
+    counted: str  # the day counted, as said after a number: "today", "on Monday 30 November"
+    shown: Filter
+    undo: str  # the short id of the command an undo would take back, if it may be undone here
 
 
-def first_at(journal: Journal, since: datetime, step: int = WINDOW) -> int:
-    """A notification id at or before the first event at `since`, found by stepping back
-    from the end (what a caregiver looks at is a small tail of a long journal)."""
-    start = journal.recorder.max_notification_id() or 0
-    while start > 1:
-        start = max(1, start - step)
-        first = next(iter(journal.domain_events(start)), None)
-        if first is None or first[1].timestamp < since:
-            break
-    return max(1, start)
-
-
-def lines_of(rows: list[dict[str, Any]]) -> list[Line]:
-    """Timeline rows as lines, oldest first: a turn's events make one line."""
-    turns: dict[str, Line] = {}
-    lines: list[Line] = []
-    for row in rows:
-        event, data = row["event"], row["data"]
-        clock, date = row["time"][11:16], row["time"][:10]
-        if row["aggregate"] != "Turn":
-            if event in _SHOWN:
-                lines.append(Line(time=clock, date=date,
-                                  text=f"{_label(event)}: {row['detail']}"))
-            continue
-        line = turns.get(row["turn"])
-        if line is None:
-            if event != "TurnStarted":
-                continue  # begun before these events: it belongs to the page before
-            line = turns[row["turn"]] = Line(time=clock, text="", turn=row["turn"], date=date,
-                                             trigger=str(data.get("trigger", "")))
-            lines.append(line)
-        _add(line, event, data)
-    for line in turns.values():
-        line.text = " -> ".join(line.steps) or "(nothing heard)"
-    return lines
-
-
-def _label(event: str) -> str:
-    return {"DeviceFault": "Device fault", "SwitchPressed": "Switch",
-            "SettingChanged": "Setting changed", "SpeechIgnored": "Speech ignored",
-            "WebAccess": "Web page"}.get(event, event)
-
-
-def _add(line: Line, event: str, data: dict[str, Any]) -> None:
-    match event:
-        case "Heard" | "Answered":
-            line.steps.append(f"said \u201c{data.get('transcript', '')}\u201d")
-        case "ConfirmationAsked":
-            line.steps.append("asked for a yes" if not data.get("options") else "asked which")
-        case "Confirmed":
-            line.steps.append(f"yes (by {data.get('by', '')})")
-        case "Declined":
-            line.steps.append(f"no (by {data.get('by', '')})")
-        case "Spoke":
-            line.steps.append(f"said back \u201c{data.get('text', '')}\u201d")
-        case "TurnEnded":
-            line.outcome = str(data.get("outcome", ""))
+def day_view(journal: Journal, tally: DayTally, zone: tzinfo, shown: Filter = Filter(),
+             before: int | None = None, undo: str = "") -> DayView:
+    today = today_in(zone)
+    day = shown.day or today
+    return DayView(page=day_page(journal, zone, shown, before), undo=undo, shown=shown,
+                   counts=tally.counts(journal, day, zone), counted=on_day(day, today))

@@ -1,5 +1,6 @@
-"""A period of the journal to take away: JSON lines (every event, as `audit --json`) or CSV for
-a spreadsheet, whose cells can never run as formulas."""
+"""A period of the journal to take away: CSV for a spreadsheet, one row per command in the
+words of the day page (its cells can never run as formulas), or JSON lines (every event, as
+`audit --json`)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import json
 from datetime import datetime
 from typing import Any
 
+from appliance.audit.story import Story
 from appliance.audit.timeline import timeline
 from appliance.journal.application import Journal
 
-COLUMNS = ("seq", "time", "aggregate", "turn", "event", "detail")
+COLUMNS = ("time", "what was said", "what happened", "outcome", "who confirmed",
+           "seconds it took", "started by", "it said", "turn")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -25,12 +28,16 @@ def as_jsonl(found: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(r, default=str, ensure_ascii=False) + "\n" for r in found)
 
 
-def as_csv(found: list[dict[str, Any]]) -> str:
+def as_csv(stories: list[Story], zone: str) -> str:
+    """One row per command, oldest first; times in `zone`, named in the header."""
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(COLUMNS)
-    for r in found:
-        writer.writerow([_cell(str(r[c])) for c in COLUMNS])
+    writer.writerow([f"time ({zone})", *COLUMNS[1:]])
+    for s in stories:
+        took = "" if s.took_s is None else f"{s.took_s:.1f}"
+        writer.writerow([_cell(str(c)) for c in (
+            s.started.strftime("%Y-%m-%d %H:%M:%S"), s.said, s.happened, s.look.label,
+            s.who_confirmed, took, s.caregiver or s.trigger, s.reply, s.short)])
     return out.getvalue()
 
 

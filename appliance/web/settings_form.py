@@ -45,7 +45,7 @@ def fields(settings: Settings, errors: dict[str, str] | None = None,
         elif get_origin(annotation) is tuple:
             kind = "list"
         value = (said or {}).get(key, _shown(getattr(settings, key)))
-        out.append(Field(key=key, label=key.replace("_", " ").capitalize(),
+        out.append(Field(key=key, label=Settings.label(key),
                          hint=info.description or "", kind=kind, value=value, choices=choices,
                          error=(errors or {}).get(key, "")))
     return out

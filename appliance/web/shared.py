@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import parse_qs
@@ -13,6 +14,8 @@ from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
+from appliance.audit.days import zone_of
+from appliance.audit.tally import DayTally
 from appliance.journal.application import Journal
 from appliance.web.accounts import Accounts, LoginSession, Role
 from appliance.web.health import Check
@@ -35,6 +38,12 @@ class WebState:
     folder: Path = Path(".")  # where the journal and web.sqlite live (for disk space)
     verified: Check | None = None  # the last journal check run from the page
     fleet: CentralStore | None = None  # the central server's database (--central-db)
+    tally: DayTally = field(default_factory=DayTally)  # the day's counts, kept up to date
+
+    @property
+    def zone(self) -> tzinfo:
+        """The time zone the caregiver chose (Settings' `time_zone`), else the system's."""
+        return zone_of(self.journal.settings().time_zone)
 
     @property
     def cookie(self) -> str:

@@ -6,30 +6,32 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import date, datetime, timedelta, tzinfo
 from typing import Any
 
+from appliance.audit.days import day_span, said_day, short_day, today_in
+from appliance.audit.story import Group, group_of
+from appliance.audit.timeline import first_at
 from appliance.journal.application import Journal
-from appliance.web.day import first_at
 
-DONE = ("executed", "answered", "undone")
-REFUSED = ("rejected",)
 STEP_BACK = 5000
 
 
 @dataclass
 class Day:
-    date: str
-    outcomes: Counter[str] = field(default_factory=Counter)
+    date: date
+    said: str  # "Today", "Monday 30 November"
+    label: str  # for the chart's axis: "Today", "Mon 30"
+    outcomes: Counter[Group] = field(default_factory=Counter)
     latencies_ms: list[float] = field(default_factory=list)
 
     @property
     def done(self) -> int:
-        return sum(self.outcomes[o] for o in DONE)
+        return self.outcomes[Group.done]
 
     @property
     def refused(self) -> int:
-        return sum(self.outcomes[o] for o in REFUSED)
+        return self.outcomes[Group.refused]
 
     @property
     def other(self) -> int:
@@ -47,29 +49,32 @@ class Day:
         return round(ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))], 1)
 
 
-def week(journal: Journal, today: datetime | None = None) -> list[Day]:
-    """The seven days up to `today`, oldest first."""
-    today = (today or datetime.now(UTC)).replace(hour=0, minute=0, second=0, microsecond=0)
-    since = today - timedelta(days=6)
-    days = {(since + timedelta(days=i)).date().isoformat(): Day((since + timedelta(days=i))
-                                                                .date().isoformat())
-            for i in range(7)}
+def week(journal: Journal, zone: tzinfo, now: datetime | None = None) -> list[Day]:
+    """The seven days up to today in `zone`, oldest first; a command counts on the day it
+    began, as in the day's summary."""
+    today = today_in(zone, now)
+    dates = [today - timedelta(days=6 - i) for i in range(7)]
+    days = {d: Day(d, said_day(d, today), short_day(d, today)) for d in dates}
+    since = day_span(dates[0], zone)[0]
+    began: dict[str, Day] = {}
     started: dict[str, datetime] = {}
     acted: dict[str, bool] = defaultdict(bool)
     for _nid, e in journal.domain_events(first_at(journal, since, STEP_BACK)):
         if e.timestamp < since:
             continue
         name, turn = type(e).__name__, e.originator_id.hex
-        day = days.get(e.timestamp.date().isoformat())
+        day = days.get(e.timestamp.astimezone(zone).date())
         if day is None:
             continue
-        if name in ("Heard", "Answered"):
+        if name == "TurnStarted":
+            began[turn] = day
+        elif name in ("Heard", "Answered"):
             started[turn] = e.timestamp
         elif name == "ActionSucceeded" and turn in started and not acted[turn]:
             acted[turn] = True
             day.latencies_ms.append((e.timestamp - started[turn]).total_seconds() * 1000)
-        elif name == "TurnEnded":
-            day.outcomes[str(e.outcome)] += 1
+        elif name == "TurnEnded" and turn in began:
+            began[turn].outcomes[group_of(str(e.outcome))] += 1
     return list(days.values())
 
 
@@ -86,5 +91,5 @@ def bars(days: list[Day], width: int = 700, height: int = 260) -> dict[str, Any]
             y -= h
             parts.append({"kind": kind, "count": count, "y": round(y, 1), "h": round(h, 1)})
         out.append({"x": round(x, 1), "w": round(slot * 0.6, 1), "parts": parts,
-                    "label": d.date[5:], "total": d.done + d.refused + d.other})
+                    "label": d.label, "total": d.done + d.refused + d.other})
     return {"width": width, "height": height, "bars": out, "top": top}

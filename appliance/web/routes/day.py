@@ -5,26 +5,36 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, Response, StreamingResponse
 
+from appliance.audit.days import (
+    day_span,
+    long_day,
+    on_day,
+    parse_day,
+    said_day,
+    today_in,
+    zone_name,
+)
 from appliance.audit.replay import replay_journal
-from appliance.audit.timeline import AuditQueryError, NoSuchTurn, parse_since, timeline
+from appliance.audit.story import story_of, told_between
+from appliance.audit.tally import DayCounts
+from appliance.audit.timeline import AuditQueryError, NoSuchTurn, parse_since
 from appliance.journal.application import Journal
-from appliance.web.day import Filter, day_lines, one_day
+from appliance.web.day import TRIGGERS, Filter, day_view
 from appliance.web.shared import (
     Caregiver,
     State,
+    WebState,
     can_change,
     page,
     paired,
     session_of,
     templates,
 )
-from appliance.web.turn_view import more
 from appliance.web.week import bars, week
 
 LIVE_POLL_S = 0.1
@@ -38,50 +48,57 @@ def undoable(journal: Journal) -> str:
     return stack[0].id.hex[:8] if stack else ""
 
 
+def _undo_for(web: WebState, can: bool) -> str:
+    return undoable(web.journal) if can else ""
+
+
 @router.get("/", response_class=HTMLResponse, dependencies=[Depends(paired)])
 async def today(request: Request, web: State, who: Caregiver) -> Response:
     query = request.query_params
     before = query.get("before", "")
-    wanted = Filter(day=query.get("day", "")[:10], outcome=query.get("outcome", "")[:20],
-                    trigger=query.get("trigger", "")[:20], problems="problems" in query)
-    shown = day_lines(web.journal, before=int(before) if before.isdigit() else None,
-                      shown=wanted)
-    return page(request, "today.html", who=who, lines=shown.lines, older=shown.older,
-                live=not before and not wanted.active, wanted=wanted,
-                kept=urlencode({k: v for k, v in query.items() if k != "before"}),
-                undo=undoable(web.journal) if can_change(who) else "")
+    zone = web.zone
+    wanted, problem = Filter.asked(query, today_in(zone))
+    view = day_view(web.journal, web.tally, zone, wanted,
+                    before=int(before) if before.isdigit() else None,
+                    undo=_undo_for(web, can_change(who)))
+    return page(request, "today.html", who=who, view=view, problem=problem,
+                live=not before and not wanted.active, triggers=TRIGGERS, zone=zone_name(zone),
+                kept=urlencode({k: v for k, v in query.items() if k != "before"}))
 
 
 @router.get("/turn/{turn_id}", response_class=HTMLResponse)
 async def turn(request: Request, turn_id: str, web: State, who: Caregiver) -> Response:
     try:
-        rows = timeline(web.journal, turn=turn_id)
+        story = story_of(web.journal, turn_id, web.zone)
     except NoSuchTurn:
         return page(request, "message.html", 404, who=who, title="No such turn",
                     message="There is no turn with that id.")
-    for row in rows:
-        row["more"] = more(row["event"], row["data"])
-    undo = undoable(web.journal) if can_change(who) else ""
-    return page(request, "turn.html", who=who, rows=rows, turn_id=turn_id[:8],
-                undo=undo if undo and undo == rows[0]["turn"] else "")
+    undo = _undo_for(web, can_change(who))
+    return page(request, "turn.html", who=who, story=story, title=story.title,
+                undo=undo if undo and undo == story.short else "")
 
 
 @router.get("/week", response_class=HTMLResponse)
 async def week_page(request: Request, web: State, who: Caregiver) -> Response:
-    days = week(web.journal)
+    days = week(web.journal, web.zone)
     return page(request, "week.html", who=who, days=days, chart=bars(days))
 
 
 @router.get("/report", response_class=HTMLResponse)
 async def report(request: Request, web: State, who: Caregiver) -> Response:
     """A plain page of one day, to print or keep."""
+    zone = web.zone
+    today = today_in(zone)
     try:
-        day = parse_since(request.query_params.get("day", "") or "today")
+        day = parse_day(request.query_params.get("day", ""), today)
     except AuditQueryError as e:
         return page(request, "message.html", 400, who=who, title="Day report", message=str(e))
-    day = (day or datetime.now(UTC)).replace(hour=0, minute=0, second=0, microsecond=0)
-    return page(request, "report.html", who=who, day=day.date().isoformat(),
-                lines=one_day(web.journal, day))
+    found = told_between(web.journal, *day_span(day, zone), zone)
+    said = said_day(day, today)
+    return page(request, "report.html", who=who, day=day, said=said, found=found,
+                long_day=long_day(day),
+                title=f"Day report: {said}", zone=zone_name(zone),
+                counts=DayCounts.of(day, found), counted=on_day(day, today))
 
 
 @router.get("/replay", response_class=HTMLResponse)
@@ -90,7 +107,7 @@ async def replay(request: Request, web: State, who: Caregiver) -> Response:
     if not since:
         return page(request, "replay.html", who=who, since="today")
     try:
-        report = replay_journal(web.journal, since=parse_since(since))
+        report = replay_journal(web.journal, since=parse_since(since, zone=web.zone))
     except AuditQueryError as e:
         return page(request, "replay.html", 400, who=who, since=since, error=str(e))
     return page(request, "replay.html", who=who, since=since, report=report)
@@ -115,9 +132,8 @@ async def events(request: Request, web: State) -> Response:
             newest = web.journal.recorder.max_notification_id() or 0
             if newest != seen:
                 seen = newest
-                html = pages.get_template("_day.html").render(
-                    lines=day_lines(web.journal).lines,
-                    undo=undoable(web.journal) if can_change(who) else "")
+                html = pages.get_template("_day.html").render(view=day_view(
+                    web.journal, web.tally, web.zone, undo=_undo_for(web, can_change(who))))
                 data = "".join(f"data: {line}\n" for line in html.splitlines())
                 yield f"event: day\n{data}\n"
 

@@ -7,9 +7,8 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from appliance.web.day import lines_of
+from appliance.audit.story import told
 from appliance.web.shared import Caregiver, State, page
-from appliance.web.turn_view import more
 
 router = APIRouter()
 
@@ -33,8 +32,9 @@ async def fleet_kiosk(request: Request, kiosk: str, web: State, who: Caregiver) 
     if web.fleet is None or kiosk not in known:
         return page(request, "message.html", 404, who=who, title="No such kiosk",
                     message="The central server has no kiosk of that name.")
-    lines = list(reversed(lines_of(recent_rows(web.fleet, kiosk))))[:200]
-    return page(request, "fleet_kiosk.html", who=who, title=kiosk, kiosk=kiosk, lines=lines)
+    found = told(recent_rows(web.fleet, kiosk), web.zone)
+    return page(request, "fleet_kiosk.html", who=who, title=kiosk, kiosk=kiosk,
+                stories=found.stories[::-1][:200], happenings=found.happenings[::-1][:200])
 
 
 @router.get("/fleet/{kiosk}/turn/{turn_id}", response_class=HTMLResponse)
@@ -45,10 +45,9 @@ async def fleet_turn(request: Request, kiosk: str, turn_id: str, web: State,
 
     wanted = turn_id.replace("-", "").lower()[:32]
     rows = recent_rows(web.fleet, kiosk, turn=wanted) if web.fleet and wanted else []
-    if not rows or any(r["aggregate"] != "Turn" for r in rows):
+    found = told(rows, web.zone).stories
+    if not found or any(r["aggregate"] != "Turn" for r in rows):
         return page(request, "message.html", 404, who=who, title="No such turn",
                     message="The central server has no turn with that id for this kiosk.")
-    for row in rows:
-        row["more"] = more(row["event"], row["data"])
-    return page(request, "turn.html", who=who, rows=rows, turn_id=wanted[:8], undo="",
+    return page(request, "turn.html", who=who, story=found[0], title=found[0].title, undo="",
                 back=f"/fleet/{quote(kiosk)}", back_text=f"Back to kiosk {kiosk}")

@@ -3,11 +3,12 @@ caregiver sees their own sessions and can end them all."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from appliance.audit.days import zone_name
 from appliance.web.shared import Caregiver, Form, Owner, State, address, page
 
 router = APIRouter()
@@ -41,9 +42,10 @@ async def remove(request: Request, web: State, who: Owner, data: Form) -> Respon
 
 @router.get("/sessions", response_class=HTMLResponse)
 async def sessions(request: Request, web: State, who: Caregiver) -> Response:
-    began = [(short, datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M"))
+    zone = web.zone
+    began = [(short, datetime.fromtimestamp(at, zone).strftime("%Y-%m-%d %H:%M"))
              for short, at in web.accounts.sessions_of(who.name)]
-    return page(request, "sessions.html", who=who, began=began)
+    return page(request, "sessions.html", who=who, began=began, zone=zone_name(zone))
 
 
 @router.post("/sessions/end", response_class=HTMLResponse)

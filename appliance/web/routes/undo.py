@@ -6,6 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
+from appliance.audit.story import CAREGIVER_DEVICE, CAREGIVER_UNDO
 from appliance.journal.application import Journal
 from appliance.session import TurnReport
 from appliance.turn import Turn
@@ -35,8 +36,8 @@ def undo_as(state: WebState, caregiver: str) -> TurnReport:
     the turn changed, journaled as the caregiver's."""
     with opened_desktop(state.desktop) as desktop:
         session = new_session(state.journal, desktop, grammar_planner(),
-                              device=f"web:{caregiver}")
-        return session.say("undo that", trigger="web", engine="web")
+                              device=f"{CAREGIVER_DEVICE}{caregiver}")
+        return session.say(CAREGIVER_UNDO, trigger="web", engine="web")
 
 
 @router.get("/undo/{turn_id}", response_class=HTMLResponse)
