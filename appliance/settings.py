@@ -29,38 +29,41 @@ class Settings(BaseModel):
 
     allow_destructive: bool = Field(
         default=False, title="Allow deleting",
-        description="let deleting, erasing and factory resets through (confirmed)",
+        description="let deleting, erasing and factory resets through, each after a yes",
     )
     confirm_timeout_s: float = Field(
         default=30.0,
         ge=MIN_CONFIRM_TIMEOUT_S,
-        le=3600.0,
-        description="how long a question waits for yes or no",
+        le=3600.0, title="Time to answer a question",
+        description="how long a question waits for yes or no before it gives up",
     )
     max_unconfirmed_per_minute: int = Field(
-        default=10, ge=0, le=600, description="actions a minute before each one needs a yes"
+        default=10, ge=0, le=600, title="Actions before each needs a yes",
+        description="how many actions a minute go ahead without asking; after that, each asks"
     )
     denylist_apps: tuple[str, ...] = Field(
         default=(), title="Applications it never uses",
         description="applications the appliance never opens or acts in",
     )
-    wake_phrase: str = Field(default="hey juniper", min_length=2)
+    wake_phrase: str = Field(
+        default="hey juniper", min_length=2, title="Wake phrase",
+        description="what the person says first so the appliance listens",
+    )
     wake_check: WakeCheckName = Field(
-        default="spotter",
-        description="how sure the wake phrase must be: lenient misses few (1 in 20) but talk in "
-        "the room wakes it; strict is woken by talk rarely but misses 1 in 5, more for some "
-        "voices; command is strict, or lenient when a command of the screen or nothing follows; "
-        "spotter is command with a keyword spotter for 'hey juniper' that can overrule it either "
-        "way (other wake phrases get command)",
+        default="spotter", title="How sure the wake phrase must be",
+        description="lenient misses few (1 in 20) but talk in the room wakes it; strict is "
+        "rarely woken by talk but misses 1 in 5 (more for some voices); command is strict "
+        "unless a command follows; "
+        "spotter, best for 'hey juniper', is command with a keyword spotter",
     )
     barge_in: bool = Field(
-        default=False,
-        description="'stop', 'cancel', 'no' or the wake phrase cut a reply short (echo-cancelled "
-        "microphone); off: the microphone is muted while the appliance speaks",
+        default=False, title="Interrupt a reply",
+        description="'stop', 'cancel', 'no' or the wake phrase cut a reply short (needs an "
+        "echo-cancelled microphone); no: the microphone is muted while the appliance speaks",
     )
     transcript_days: int = Field(
-        default=0, ge=0, le=3650,
-        description="days what was said and typed is kept in the journal; 0 keeps it",
+        default=0, ge=0, le=3650, title="Keep what was said for",
+        description="how long the words said and typed are kept; 0 keeps them",
     )
     time_zone: str = Field(
         default="", title="Time zone",
@@ -68,55 +71,90 @@ class Settings(BaseModel):
         "Europe/London or America/New_York; empty: the device's own",
     )
     fleet_transcripts: bool = Field(
-        default=False,
+        default=False, title="Send what was said to the central server",
         description="send what was said and typed to the central server too; off: only what "
         "happened leaves (commands' outcomes, faults), never the words; secrets never",
     )
     llm: Literal["ollama", "llama-cpp", "off"] = Field(
-        default="ollama", description="the planner behind the grammar for free-form requests"
+        default="ollama", title="Language model",
+        description="what works out requests the built-in phrases do not cover; off: only "
+        "the built-in phrases"
     )
-    ollama_host: str = Field(default="http://127.0.0.1:11434", description="loopback only")
-    ollama_model: str = Field(default="qwen2.5-coder:1.5b", min_length=1)
+    ollama_host: str = Field(
+        default="http://127.0.0.1:11434", title="Ollama address",
+        description="where the Ollama model server answers; it must be on this device",
+    )
+    ollama_model: str = Field(
+        default="qwen2.5-coder:1.5b", min_length=1, title="Ollama model",
+        description="the model Ollama runs, by its Ollama name",
+    )
     llama_model: Literal["qwen", "smollm2"] = Field(
-        default="qwen", description="packaged GGUF model for the embedded backend"
+        default="qwen", title="Built-in model",
+        description="the model that comes with the appliance, used by llama-cpp"
     )
     # -- switch access (appliance/switch) ----------------------------------------------
     switch_device: str = Field(
-        default="", description="a name part or /dev/input path; empty: any device with the keys"
+        default="", title="Switch device",
+        description="part of the switch's name, or its /dev/input path; empty: any device "
+        "with the keys below"
     )
     switch_keys: tuple[str, ...] = Field(
-        default=("KEY_SPACE", "BTN_0"), description="evdev keys of switch 1 (talk, select, yes)"
+        default=("KEY_SPACE", "BTN_0"), title="Keys of switch 1",
+        description="switch 1 talks, selects and says yes; the key names it sends, separated "
+        "by commas (KEY_SPACE is the space bar)"
     )
     switch_second_keys: tuple[str, ...] = Field(
-        default=("KEY_ENTER", "BTN_1"), description="evdev key codes of switch 2 (next, no)"
+        default=("KEY_ENTER", "BTN_1"), title="Keys of switch 2",
+        description="switch 2 moves on and says no; the key names it sends, separated by commas"
     )
-    switch_grab: bool = Field(default=True, description="take the switch device for ourselves")
-    switch_debounce_ms: float = Field(default=40.0, ge=0.0, le=1000.0)
+    switch_grab: bool = Field(
+        default=True, title="Keep the switch to itself",
+        description="other programs do not see the switch's presses",
+    )
+    switch_debounce_ms: float = Field(
+        default=40.0, ge=0.0, le=1000.0, title="Ignore bounces shorter than",
+        description="a switch that chatters as it closes counts once",
+    )
     switch_ignore_repeat_ms: float = Field(
-        default=250.0, ge=0.0, le=5000.0, description="a press this soon after a release is ignored"
+        default=250.0, ge=0.0, le=5000.0, title="Ignore a second press within",
+        description="a press this soon after a release is ignored (for a tremor)"
     )
     switch_hold_s: float = Field(
-        default=0.8, ge=0.2, le=10.0, description="a press held this long is a hold, not a tap"
+        default=0.8, ge=0.2, le=10.0, title="A hold is at least",
+        description="a press held this long is a hold, not a tap"
     )
     switch_long_hold_s: float = Field(
-        default=2.5, ge=0.5, le=30.0, description="a press held this long cancels or undoes"
+        default=2.5, ge=0.5, le=30.0, title="A long hold is at least",
+        description="a press held this long cancels or undoes"
     )
     switch_talk: Literal["tap", "hold"] = Field(
-        default="tap", description="tap: listen until you stop; hold: listen while held"
+        default="tap", title="To talk",
+        description="tap: it listens until the person stops; hold: it listens while held"
     )
     switch_long_hold: Literal["cancel_or_undo", "cancel", "off"] = Field(
-        default="cancel_or_undo", description="what a long hold does"
+        default="cancel_or_undo", title="A long hold",
+        description="what a long hold of switch 1 does"
     )
     scan_mode: Literal["off", "auto", "step"] = Field(
-        default="off", description="operate with the switch alone: auto-scan (1 switch) or step (2)"
+        default="off", title="Scanning",
+        description="use the screen with switches alone: auto moves by itself (1 switch), "
+        "step moves on switch 2"
     )
-    scan_interval_s: float = Field(default=1.2, ge=0.3, le=10.0)
-    scan_loops: int = Field(default=2, ge=1, le=10)
+    scan_interval_s: float = Field(
+        default=1.2, ge=0.3, le=10.0, title="Time on each item",
+        description="how long auto scanning stays on each item",
+    )
+    scan_loops: int = Field(
+        default=2, ge=1, le=10, title="Rounds before stopping",
+        description="how many times auto scanning goes round a menu with no press",
+    )
     scan_pause_first_s: float = Field(
-        default=1.2, ge=0.0, le=10.0, description="extra time on the first item of each menu"
+        default=1.2, ge=0.0, le=10.0, title="Extra time on the first item",
+        description="extra time on the first item of each menu"
     )
     scan_hold_to_scan: bool = Field(
-        default=False, description="scanning moves only while the switch is held; release selects"
+        default=False, title="Scan only while held",
+        description="scanning moves only while the switch is held; letting go selects"
     )
 
     @field_validator("wake_phrase", "ollama_host", "ollama_model", "switch_device")

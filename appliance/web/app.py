@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import Response
+from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
@@ -27,7 +27,12 @@ HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
+    # The page never needs a device's sensors; a script that got in could not ask for them.
+    "Permissions-Policy": (
+        "camera=(), microphone=(), geolocation=(), usb=(), payment=(), display-capture=()"
+    ),
 }
+FAVICON = HERE / "static" / "favicon.svg"
 ROUTERS = (day, settings, people, access, undo, health, fleet, export)
 
 
@@ -47,6 +52,11 @@ def create_app(state: WebState) -> FastAPI:
         for key, value in HEADERS.items():
             response.headers.setdefault(key, value)
         return response
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> Response:
+        # Asked for by browsers on pages without a <link rel=icon> (a plain "Refused.").
+        return FileResponse(FAVICON, media_type="image/svg+xml")
 
     @app.exception_handler(Refusal)
     async def refused(_request: Request, refusal: Refusal) -> Response:

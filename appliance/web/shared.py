@@ -84,6 +84,11 @@ def address(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
+def plural(count: int, word: str) -> str:
+    """'1 second', '2 seconds'."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     token = request.cookies.get(PRE_CSRF) or secrets.token_urlsafe(24)
     response = templates(request).TemplateResponse(

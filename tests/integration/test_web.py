@@ -248,7 +248,7 @@ def test_pair_log_in_and_watch_the_day_live(server: Server, tmp_path: Path) -> N
             "allow_destructive"] is False
         page.fill("#confirm_timeout_s", "45")
         page.click("text=Save settings")
-        expect(page.get_by_role("status")).to_contain_text("allow_destructive")
+        expect(page.get_by_role("status")).to_contain_text("Allow deleting")
         page.goto(server.url + "/sessions")
         assert page.locator("tbody tr").count() == 1
         assert _axe(page) == []

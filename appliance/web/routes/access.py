@@ -8,9 +8,31 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from appliance.web.accounts import AccountError
-from appliance.web.shared import Caregiver, PreSessionForm, State, address, page, paired
+from appliance.web.shared import (
+    Caregiver,
+    PreSessionForm,
+    State,
+    address,
+    page,
+    paired,
+    plural,
+)
 
 router = APIRouter()
+
+NOTICE = "appliance_notice"
+NOTICES = {
+    "paired": "Paired. Now log in with the name and password you just chose.",
+    "joined": "You have joined. Now log in with the name and password you just chose.",
+}
+
+
+def noticed(response: Response, notice: str, secure: bool) -> Response:
+    """`response` carrying a one-time word for the login page (a cookie, so the address
+    stays /login and a reload does not say it again)."""
+    response.set_cookie(NOTICE, notice, max_age=120, httponly=True, samesite="strict",
+                        secure=secure, path="/login")
+    return response
 
 
 @router.get("/pair", response_class=HTMLResponse)
@@ -39,7 +61,7 @@ async def pair(request: Request, web: State, data: PreSessionForm) -> Response:
         web.pairing.new()  # the code was used: the next try needs the kiosk's new one
         return page(request, "pair.html", 400, error=str(e), name=name)
     web.journal.web_access("paired", name, address(request))
-    return RedirectResponse("/login", 303)
+    return noticed(RedirectResponse("/login", 303), "paired", web.secure)
 
 
 @router.get("/join", response_class=HTMLResponse)
@@ -55,12 +77,17 @@ async def join(request: Request, web: State, data: PreSessionForm) -> Response:
     except AccountError as e:
         return page(request, "join.html", 400, error=str(e), name=name)
     web.journal.web_access(f"joined_as_{role}", name, address(request))
-    return RedirectResponse("/login", 303)
+    return noticed(RedirectResponse("/login", 303), "joined", web.secure)
 
 
 @router.get("/login", response_class=HTMLResponse, dependencies=[Depends(paired)])
-async def login_form(request: Request) -> Response:
-    return page(request, "login.html")
+async def login_form(request: Request, web: State) -> Response:
+    notice = NOTICES.get(request.cookies.get(NOTICE, ""), "")
+    shown = page(request, "login.html", notice=notice)
+    if notice:  # said once, not on every visit
+        shown.delete_cookie(NOTICE, path="/login", secure=web.secure, httponly=True,
+                            samesite="strict")
+    return shown
 
 
 @router.post("/login", response_class=HTMLResponse)
@@ -68,8 +95,11 @@ async def login(request: Request, web: State, data: PreSessionForm) -> Response:
     name, where = data.get("name", "").strip(), address(request)
     wait = web.accounts.wait_s(name, where)
     if wait > 0:
-        return page(request, "login.html", 429, name=name,
-                    error=f"Too many tries. Please wait {int(wait) + 1} seconds.")
+        seconds = int(wait) + 1
+        refused = page(request, "login.html", 429, name=name,
+                       error=f"Too many tries. Please wait {plural(seconds, 'second')}.")
+        refused.headers["Retry-After"] = str(seconds)
+        return refused
     token = web.accounts.login(name, data.get("password", ""), where)
     if token is None:
         web.journal.web_access("login_failed", name[:40] or "-", where)

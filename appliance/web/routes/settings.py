@@ -5,7 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from appliance.web.settings_form import changes, fields
+from appliance.settings import Settings
+from appliance.web.settings_form import changes, groups
 from appliance.web.shared import Caregiver, Form, State, can_change, page
 
 router = APIRouter()
@@ -14,7 +15,7 @@ router = APIRouter()
 @router.get("/settings", response_class=HTMLResponse)
 async def settings_page(request: Request, web: State, who: Caregiver) -> Response:
     return page(request, "settings.html", who=who, can_change=can_change(who),
-                fields=fields(web.journal.settings()))
+                groups=groups(web.journal.settings()))
 
 
 @router.post("/settings", response_class=HTMLResponse)
@@ -24,11 +25,14 @@ async def settings_save(request: Request, web: State, who: Caregiver, data: Form
     current = web.journal.settings()
     changed, errors = changes(current, data)
     if errors:  # nothing is saved until every field is right
+        shown = groups(current, errors, data)
+        wrong = [f for g in shown for f in g.fields if f.error]
         return page(request, "settings.html", 400, who=who, can_change=True,
-                    errors=errors, fields=fields(current, errors, data))
+                    groups=shown, wrong=wrong)
     for key, value in changed.items():
         web.journal.change_setting(key, value, by=who.name)
     if "transcript_days" in changed:
         web.journal.apply_retention(by=who.name)
-    return page(request, "settings.html", who=who, can_change=True, saved=list(changed),
-                fields=fields(web.journal.settings()))
+    return page(request, "settings.html", who=who, can_change=True, posted=True,
+                saved=[Settings.label(key) for key in changed],
+                groups=groups(web.journal.settings()))

@@ -4,7 +4,7 @@ the person says "undo that", journaled as the caregiver's."""
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from appliance.audit.story import CAREGIVER_DEVICE, CAREGIVER_UNDO
 from appliance.journal.application import Journal
@@ -60,5 +60,5 @@ async def undo(request: Request, turn_id: str, web: State, who: CanChange) -> Re
     report = undo_as(web, who.name)
     if report.decision == "undone" and web.notes is not None:
         post_note(web.notes, f"{who.name} undid: {what}")
-    return page(request, "message.html", who=who, title="Undo",
-                message=report.spoken or "Nothing was done.")
+    # POST/redirect/GET: a reload shows the undo's own turn again, never undoes a second time.
+    return RedirectResponse(f"/turn/{report.turn_id.replace('-', '')[:8]}", 303)
