@@ -3,7 +3,11 @@ fleet projections, each batch written with its tracking position in one transact
 
 The position is eventsourcing's own tracking record (`PostgresTrackingRecorder`, one row per
 kiosk and epoch); a batch at or behind it changes nothing, one that starts past it is refused,
-so a batch retried after a lost reply, a killed uplink or a killed server lands exactly once."""
+so a batch retried after a lost reply, a killed uplink or a killed server lands exactly once.
+
+Nothing is taken on the credential's word alone: each batch carries the kiosk's signature over
+its chain head (appliance/fleet/signing.py), checked against the key the kiosk joined with, and
+must continue the chain held, in the transaction that writes it."""
 
 from __future__ import annotations
 
@@ -22,8 +26,18 @@ from eventsourcing.utils import Environment
 from psycopg import Cursor
 from psycopg.rows import DictRow
 
+from appliance.fleet.alerts import raise_alert
+from appliance.fleet.batch_checks import (
+    OutOfOrder,
+    Replayed,
+    check_continues,
+    check_signature,
+)
 from appliance.fleet.link import FleetError, token_digest
+from appliance.fleet.refusals import UNKNOWN_SENDERS, Refusal, record
+from appliance.fleet.signing import events_digest, signed_text
 from appliance.fleet.wire import Batch, WireEvent
+from appliance.journal.chain import GENESIS
 from appliance.journal.store import postgres_refusal, store_env
 
 ENROLL_VALID = timedelta(days=1)
@@ -37,6 +51,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS fleet_kiosks (
     name text PRIMARY KEY, credential_hash text UNIQUE,
     enrolled_at timestamptz NOT NULL DEFAULT now(), revoked_at timestamptz);
+ALTER TABLE fleet_kiosks ADD COLUMN IF NOT EXISTS public_key bytea;
 CREATE TABLE IF NOT EXISTS fleet_enrollments (
     token_hash text PRIMARY KEY, kiosk text NOT NULL, expires_at timestamptz NOT NULL,
     used_at timestamptz);
@@ -60,6 +75,10 @@ CREATE TABLE IF NOT EXISTS fleet_alerts (
     id bigserial PRIMARY KEY, kiosk text NOT NULL, kind text NOT NULL,
     raised_at timestamptz NOT NULL DEFAULT now(), detail text NOT NULL);
 CREATE INDEX IF NOT EXISTS fleet_alerts_raised ON fleet_alerts (raised_at);
+CREATE TABLE IF NOT EXISTS fleet_refusals (
+    source text PRIMARY KEY, total bigint NOT NULL DEFAULT 1,
+    window_start timestamptz NOT NULL DEFAULT now(), in_window integer NOT NULL DEFAULT 1,
+    alerted boolean NOT NULL DEFAULT false, last_at timestamptz NOT NULL DEFAULT now());
 """
 EVENT_COLUMNS = (
     "kiosk, epoch, notification_id, originator_id, originator_version, topic, state, digest, "
@@ -74,11 +93,9 @@ class Unauthorized(FleetError):
 class Revoked(FleetError):
     """The kiosk was revoked."""
 
-
-class OutOfOrder(FleetError):
-    def __init__(self, position: int, after: int) -> None:
-        super().__init__(f"the batch starts after #{after}, the central copy ends at #{position}")
-        self.position = position
+    def __init__(self, kiosk: str) -> None:
+        super().__init__(f"kiosk {kiosk} was revoked")
+        self.kiosk = kiosk
 
 
 @dataclass(frozen=True)
@@ -133,9 +150,10 @@ class CentralStore:
             )
         return secret
 
-    def join(self, secret: str) -> tuple[str, str]:
-        """Exchange a one-time token for the kiosk's credential: (kiosk, credential). Joining
-        again (a re-flashed kiosk) replaces the credential and lifts a revocation."""
+    def join(self, secret: str, public_key: bytes) -> tuple[str, str]:
+        """Exchange a one-time token and the kiosk's batch signing key (its public half) for
+        the kiosk's credential: (kiosk, credential). Joining again (a re-flashed kiosk) replaces
+        the credential and the key, and lifts a revocation."""
         credential = secrets.token_urlsafe(32)
         with self.datastore.transaction(commit=True) as c:
             c.execute(
@@ -148,10 +166,10 @@ class CentralStore:
                 raise Unauthorized("that enrollment token is unknown, used or expired")
             kiosk = str(row["kiosk"])
             c.execute(
-                "INSERT INTO fleet_kiosks (name, credential_hash) VALUES (%s, %s) "
+                "INSERT INTO fleet_kiosks (name, credential_hash, public_key) VALUES (%s, %s, %s) "
                 "ON CONFLICT (name) DO UPDATE SET credential_hash=EXCLUDED.credential_hash, "
-                "enrolled_at=now(), revoked_at=NULL",
-                (kiosk, token_digest(credential)),
+                "public_key=EXCLUDED.public_key, enrolled_at=now(), revoked_at=NULL",
+                (kiosk, token_digest(credential), public_key),
             )
             c.execute("INSERT INTO fleet_status (kiosk) VALUES (%s) ON CONFLICT DO NOTHING",
                       (kiosk,))
@@ -179,7 +197,7 @@ class CentralStore:
             elif seen:  # any request is a sign of life, an idle kiosk's heartbeat too
                 c.execute("UPDATE fleet_status SET last_seen=now() WHERE kiosk=%s", (name,))
         if revoked:
-            raise Revoked(f"kiosk {name} was revoked")
+            raise Revoked(name)
         return name
 
     # -- ingest --------------------------------------------------------------------------
@@ -200,10 +218,14 @@ class CentralStore:
         return position, str(row["link"]) if row else None
 
     def ingest(self, kiosk: str, batch: Batch) -> int:
-        """Write the batch's new events, the kiosk's projection and the tracking position in
-        one transaction; returns the position now held. Events at or behind the position
-        are already here and are skipped."""
+        """Check the batch and write its new events, the kiosk's projection and the tracking
+        position in one transaction; returns the position now held. Raises OutOfOrder (it
+        starts past the position), Unverified (not the kiosk's signature, or not continuing
+        the chain held) or Replayed (nothing in it is new)."""
         stream = _stream(kiosk, batch.epoch)
+        head = batch.events[-1]
+        signed = signed_text(kiosk, batch.epoch, batch.after, batch.previous,
+                             (head.id, head.link), events_digest(batch.events, batch.keys))
         with self.datastore.transaction(commit=True) as c:
             # One writer per kiosk epoch at a time: a retry racing a request the server is
             # still finishing for a killed uplink waits here, then finds it done.
@@ -211,10 +233,17 @@ class CentralStore:
             held = self.tracking._max_tracking_id(stream, c) or 0
             if batch.after > held:
                 raise OutOfOrder(held, batch.after)
+            # The kiosk's key and the link held, in one round trip: a batch is a few events.
+            c.execute("SELECT public_key, (SELECT link FROM fleet_events WHERE kiosk=%s "
+                      "AND epoch=%s AND notification_id=%s) AS held_link "
+                      "FROM fleet_kiosks WHERE name=%s", (kiosk, batch.epoch, held, kiosk))
+            found = c.fetchone()
+            check_signature(kiosk, batch, signed, found["public_key"] if found else None)
             new = [e for e in batch.events if e.id > held]
-            if not new:  # a retry of what is here: only a sign of life
-                c.execute("UPDATE fleet_status SET last_seen=now() WHERE kiosk=%s", (kiosk,))
-                return held
+            if not new:
+                raise Replayed(held, batch)
+            ours = str(found["held_link"] or "") if held and found else GENESIS
+            check_continues(batch, held, ours)
             rows = [_row(kiosk, batch.epoch, e) for e in new]
             with c.copy(f"COPY fleet_events ({EVENT_COLUMNS}) FROM STDIN") as copy:
                 for row in rows:
@@ -231,10 +260,12 @@ class CentralStore:
                  times: list[datetime | None], first: bool) -> None:
         """`first`: the epoch's first events (the kiosk's epochs are counted once each)."""
         c.execute("INSERT INTO fleet_status (kiosk) VALUES (%s) ON CONFLICT DO NOTHING", (kiosk,))
-        c.execute("SELECT refused_in_a_row FROM fleet_status WHERE kiosk=%s FOR UPDATE",
+        c.execute("SELECT refused_in_a_row, epoch FROM fleet_status WHERE kiosk=%s FOR UPDATE",
                   (kiosk,))
         current = c.fetchone()
         assert current is not None
+        if first and current["epoch"] is not None and current["epoch"].hex != epoch:
+            self._new_epoch(c, kiosk, epoch, current["epoch"].hex)
         counts = _counts(events, times, int(current["refused_in_a_row"]))
         c.execute(
             "UPDATE fleet_status SET last_seen=now(), "
@@ -248,16 +279,39 @@ class CentralStore:
              epoch, int(first), kiosk),
         )
         if counts.faults:
-            c.execute("INSERT INTO fleet_alerts (kiosk, kind, detail) VALUES (%s, %s, %s)",
-                      (kiosk, "device fault", counts.last_fault))
+            raise_alert(c, kiosk, "device fault", counts.last_fault)
         if counts.journal_problem:
-            c.execute("INSERT INTO fleet_alerts (kiosk, kind, detail) VALUES (%s, %s, %s)",
-                      (kiosk, "journal check failed", counts.journal_problem))
+            raise_alert(c, kiosk, "journal check failed", counts.journal_problem)
         before = int(current["refused_in_a_row"])
         if before < REFUSALS_ALERT <= counts.refused_in_a_row:
-            c.execute("INSERT INTO fleet_alerts (kiosk, kind, detail) VALUES (%s, %s, %s)",
-                      (kiosk, "repeated refusals",
-                       f"{counts.refused_in_a_row} commands refused in a row"))
+            raise_alert(c, kiosk, "repeated refusals",
+                        f"{counts.refused_in_a_row} commands refused in a row")
+
+    def _new_epoch(self, c: Cursor[DictRow], kiosk: str, epoch: str, previous: str) -> None:
+        """A kiosk whose journal begins again (re-flashed, restored from a backup, a damaged
+        file set aside) is news of its own: what came before stays under the old epoch."""
+        ended = self.tracking._max_tracking_id(_stream(kiosk, previous), c) or 0
+        raise_alert(c, kiosk, "new epoch",
+                    f"the journal began again as epoch {epoch[:8]}, signed by the kiosk's key "
+                    f"(re-flashed, restored from a backup or a damaged file set aside); epoch "
+                    f"{previous[:8]} ends at #{ended}")
+
+    # -- refusals ------------------------------------------------------------------------
+
+    def refused(self, refusal: Refusal) -> None:
+        """Count a refused request and raise the alerts it calls for, in its own transaction
+        (the refused batch's own was rolled back)."""
+        with self.datastore.transaction(commit=True) as c:
+            record(c, refusal)
+
+    def alive(self) -> bool:
+        """PostgreSQL answers: what an uplink's health probe asks."""
+        try:
+            with self.datastore.get_connection() as conn:
+                conn.execute("SELECT 1")
+        except Exception:  # down, or the pool timed out: "not yet", the probe asks again
+            return False
+        return True
 
     # -- reading -------------------------------------------------------------------------
 
@@ -290,8 +344,9 @@ class CentralStore:
         """Every enrolled kiosk with its projection and what needs the care team's eye."""
         with self.datastore.get_connection() as conn, conn.cursor() as c:
             c.execute(
-                "SELECT k.name, k.revoked_at, s.*, now() AS now FROM fleet_kiosks k "
-                "LEFT JOIN fleet_status s ON s.kiosk=k.name ORDER BY k.name"
+                "SELECT k.name, k.revoked_at, s.*, r.total AS requests_refused, now() AS now "
+                "FROM fleet_kiosks k LEFT JOIN fleet_status s ON s.kiosk=k.name "
+                "LEFT JOIN fleet_refusals r ON r.source='kiosk ' || k.name ORDER BY k.name"
             )
             rows = c.fetchall()
             c.execute("SELECT kiosk, kind, raised_at, detail FROM fleet_alerts "
@@ -314,13 +369,27 @@ class CentralStore:
                 "refused": r["refused"] or 0, "failed": r["failed"] or 0,
                 "device_faults": r["device_faults"] or 0,
                 "ingest_refusals": r["ingest_refusals"] or 0,
+                "requests_refused": r["requests_refused"] or 0,
                 "alerts": mine,
             })
+        strangers = [f"{a['kind']}: {a['detail']}" for a in alerts if a["kiosk"] == ""]
+        if strangers:  # addresses that named no kiosk: a row of their own, after the kiosks
+            out.append({"kiosk": UNKNOWN_SENDERS, "state": "alert", "epoch": None, "epochs": 0,
+                        "last_seen": None, "events": 0, "turns": 0, "refused": 0, "failed": 0,
+                        "device_faults": 0, "ingest_refusals": 0,
+                        "requests_refused": None,  # counted per address: the alerts say
+                        "alerts": strangers})
         return out
 
 
 def _stream(kiosk: str, epoch: str) -> str:
     return f"{kiosk}/{epoch}"
+
+
+def _text(value: Any, limit: int) -> str:
+    """Text from an event's state as PostgreSQL text holds it (no NUL, no lone surrogate)."""
+    text = str(value).replace("\x00", "")[:limit]
+    return text.encode("utf-8", "replace").decode()
 
 
 def _state(e: WireEvent) -> dict[str, Any]:
@@ -362,9 +431,9 @@ def _counts(events: list[WireEvent], times: list[datetime | None], in_a_row: int
                 in_a_row = 0
         elif name == "DeviceFault":
             faults += 1
-            last_fault = str(_state(e).get("message", ""))[:200]
+            last_fault = _text(_state(e).get("message", ""), 200)
         elif name == "JournalChecked" and _state(e).get("intact") is False:
-            journal_problem = str(_state(e).get("problem", ""))[:300] or "damaged"
+            journal_problem = _text(_state(e).get("problem", ""), 300) or "damaged"
     stamped = [t for t in times if t is not None]
     return Counts(turns, refused, failed, faults, last_fault, in_a_row,
                   max(stamped) if stamped else None, journal_problem)

@@ -11,11 +11,9 @@ from eventsourcing.persistence import StoredEvent
 
 from appliance.audit.timeline import row_of
 from appliance.fleet.central_store import CentralStore
+from appliance.fleet.outgoing import KEPT
 from appliance.journal.retention import REMOVED
 from appliance.journal.store import MAPPER_TOPIC
-
-KEPT = "(words kept on the kiosk)"
-"""What stands for the words an uplink took out (retention's marker says "removed")."""
 
 
 def recent_rows(store: CentralStore, kiosk: str, limit: int = 3000,
@@ -35,11 +33,14 @@ def recent_rows(store: CentralStore, kiosk: str, limit: int = 3000,
         except Exception:
             continue
         row = row_of(int(r["notification_id"]), event)
-        rows.append(_kept(row) if r["redacted_digest"] else row)
+        state = bytes(r["state"])
+        rows.append(_kept(row) if r["redacted_digest"] and KEPT.encode() not in state else row)
     return rows
 
 
 def _kept(value: Any) -> Any:
+    """A row an uplink sent before its copy said KEPT itself: retention's marker there stood
+    for words kept on the kiosk."""
     if value == REMOVED:
         return KEPT
     if isinstance(value, str):

@@ -1,6 +1,6 @@
-"""The kiosk's link to its central server: the address, the kiosk's own credential and the
-server's certificate pinned when the kiosk joined. Kept beside the device key, mode 0600,
-never in the journal."""
+"""The kiosk's link to its central server: the address, the kiosk's own credential, its batch
+signing key and the server's certificate pinned when the kiosk joined. Kept beside the device
+key, mode 0600, never in the journal; a join replaces it whole."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from appliance.journal.key import config_file
 from appliance.journal.store import StoreError
@@ -30,8 +30,11 @@ class FleetLink(BaseModel):
 
     url: str
     kiosk: str
-    credential: str
+    credential: str = Field(repr=False)
     certificate: str  # PEM: the only certificate this kiosk accepts from the server
+    signing_key: str | None = Field(default=None, repr=False)
+    """Ed25519 private key, base64 (appliance/fleet/signing.py); None in a link made before
+    batches were signed: such a kiosk joins again."""
 
 
 def link_path() -> Path:
@@ -39,14 +42,40 @@ def link_path() -> Path:
     return config_file("APPLIANCE_FLEET_FILE", "fleet.json")
 
 
-def load_link() -> FleetLink | None:
-    path = link_path()
+def load_link(path: Path | None = None) -> FleetLink | None:
+    """The link at `path` (default `link_path()`), None when the kiosk never joined."""
+    path = path or link_path()
     try:
         return FleetLink.model_validate_json(path.read_text())
     except FileNotFoundError:
         return None
     except (OSError, ValidationError) as e:
         raise FleetError(f"cannot read the fleet link {path}: {type(e).__name__}") from None
+
+
+class LinkFile:
+    """The link file a running uplink follows: a join rewrites it (a new credential and key),
+    and the uplink goes on with the new one without a restart."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.seen: tuple[int, int, int] | None = None
+
+    def changed(self, current: FleetLink) -> FleetLink | None:
+        """The link now in the file when it differs from `current`; one stat when untouched."""
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if stamp == self.seen:
+            return None
+        try:
+            link = load_link(self.path)
+        except FleetError:  # unreadable now: the next look tries again
+            return None
+        self.seen = stamp
+        return link if link is not None and link != current else None
 
 
 def save_link(link: FleetLink) -> Path:

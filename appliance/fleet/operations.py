@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from appliance.fleet.link import PIN_HEX, FleetError
+from appliance.fleet.refusals import UNKNOWN_SENDERS
 
 KIOSK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
@@ -62,8 +63,10 @@ def overview(db: str) -> list[dict[str, Any]]:
 
 def overview_lines(kiosks: list[dict[str, Any]]) -> str:
     return "\n".join(
-        f"{k['kiosk']}: {k['state']}, {k['events']} events, {k['turns']} commands "
-        f"({k['refused']} refused, {k['failed']} failed), last seen {k['last_seen']}"
+        (f"{k['kiosk']}: {k['state']}" if k["kiosk"] == UNKNOWN_SENDERS else
+         f"{k['kiosk']}: {k['state']}, {k['events']} events, {k['turns']} commands "
+         f"({k['refused']} refused, {k['failed']} failed), {k['requests_refused']} requests "
+         f"refused, last seen {k['last_seen']}")
         + "".join(f"\n  ! {a}" for a in k["alerts"])
         for k in kiosks
     ) or "no kiosks enrolled"
@@ -76,14 +79,15 @@ def uplink(
     (`once`), or following the journal until interrupted."""
     import httpx
 
-    from appliance.fleet.link import load_link
+    from appliance.fleet.link import link_path, load_link
     from appliance.fleet.uplink import STATUS_FILE, Uplink
     from appliance.wiring import open_journal
 
     link = load_link()
     if link is None:
         raise FleetError("this kiosk has not joined a central server: appliance fleet join")
-    running = Uplink(open_journal(store), link, status_folder / STATUS_FILE, batch=batch)
+    running = Uplink(open_journal(store), link, status_folder / STATUS_FILE, batch=batch,
+                     link_file=link_path())
     try:
         if once:
             try:

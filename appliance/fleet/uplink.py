@@ -20,17 +20,23 @@ import httpx
 from eventsourcing.application import LocalNotificationLog
 from eventsourcing.persistence import Notification
 
-from appliance.fleet.link import FleetError, FleetLink, pinned_context
+from appliance.fleet.link import FleetError, FleetLink, LinkFile, pinned_context
 from appliance.fleet.outgoing import outgoing_state
+from appliance.fleet.signing import events_digest, sign, signed_text
 from appliance.fleet.wire import Batch, Position, WireEvent
 from appliance.journal.application import Journal
-from appliance.journal.chain import CHAIN_TABLE, oid_text
+from appliance.journal.chain import CHAIN_TABLE, GENESIS, oid_text
 from appliance.journal.serving import renewed
+from appliance.journal.store import first_line
 
 BATCH = 500
 POLL_S = 0.2
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 60.0
+PROBE_S = 2.0
+"""While backing off, a look at the link file and (the server being away) a health probe at
+least this often (jittered down to half), so a re-join or the server's return ends the wait."""
+PROBE_TIMEOUT_S = 5.0
 STATUS_FILE = "fleet-uplink.json"
 CHECK_EVERY_S = 24 * 3600.0
 """How often the uplink runs the journal's check and records the verdict (which it then sends)."""
@@ -40,7 +46,11 @@ HEARTBEAT_S = 300.0
 
 
 class Refused(FleetError):
-    """The central server refused this kiosk (unknown or revoked credential)."""
+    """The central server refused this kiosk (unknown or revoked credential, not its key)."""
+
+
+class Rejected(FleetError):
+    """The central server refused a request for what it held (a batch it could not take)."""
 
 
 class OutOfOrder(FleetError):
@@ -63,6 +73,7 @@ class UplinkStatus:
     acknowledged: int = 0
     lag_events: int = 0
     lag_s: float = 0.0
+    retry_at: float = 0.0  # when a backing-off uplink tries again at the latest (0: not waiting)
     updated: float = 0.0
 
 
@@ -76,7 +87,9 @@ class Uplink:
     def __init__(
         self, journal: Journal, link: FleetLink, status_path: Path | None = None,
         batch: int = BATCH, clock: Callable[[], float] = time.time,
+        link_file: Path | None = None,
     ) -> None:
+        """`link_file`: where `link` was read, followed for a re-join while running."""
         epoch = journal.epoch()
         if epoch is None or journal.key is None:
             raise FleetError("the journal has no epoch yet: open it for writing once first")
@@ -87,10 +100,9 @@ class Uplink:
         self.rng = random.Random()
         self.status_path = status_path
         self.status = UplinkStatus(central=link.url, kiosk=link.kiosk, epoch=epoch)
-        self.client = httpx.Client(
-            base_url=link.url, verify=pinned_context(link.certificate), timeout=30.0,
-            headers={"Authorization": f"Bearer {link.credential}"},
-        )
+        self.watch = LinkFile(link_file) if link_file is not None else None
+        self.link = link
+        self.client = _client(link)
         self.position: int | None = None
         self.checked_at: float | None = None
         self._saved: dict[str, Any] = {}
@@ -124,6 +136,18 @@ class Uplink:
         self.status.epoch, self.status.acknowledged = epoch, 0
         self.position = self.checked_at = None
 
+    def _relinked(self) -> bool:
+        """A join rewrote the link file (a new credential and signing key, perhaps another
+        server): go on with it, asking afresh where the central copy ends."""
+        link = self.watch.changed(self.link) if self.watch is not None else None
+        if link is None:
+            return False
+        self.client, old = _client(link), self.client
+        old.close()
+        self.link, self.position = link, None
+        self.status.central, self.status.kiosk = link.url, link.kiosk
+        return True
+
     def _held(self) -> Position:
         reply = self._checked(self.client.get("/v1/position", params={"epoch": self.status.epoch}))
         return Position.model_validate_json(reply.content)
@@ -135,7 +159,8 @@ class Uplink:
 
     def push_once(self) -> int:
         """Send the next batch, if any; returns how many events the server newly holds.
-        Raises httpx.HTTPError, Refused or OutOfOrder."""
+        Raises httpx.HTTPError, Refused, Rejected or OutOfOrder."""
+        self._relinked()
         self._follow()
         if self.checked_at is None or self.clock() - self.checked_at > CHECK_EVERY_S:
             self.journal.check_and_record()  # a damaged journal is news for the care team
@@ -178,7 +203,21 @@ class Uplink:
                 link=chain[n.id][1], redacted_digest=redacted,
             ))
         keys = [(since, key) for since, key in chained.chain_keys() if since <= pending[-1].id]
-        return Batch(epoch=self.status.epoch, after=after, events=events, keys=keys)
+        return self._signed(after, events, keys)
+
+    def _signed(self, after: int, events: list[WireEvent], keys: list[tuple[int, str]]) -> Batch:
+        """The batch with the kiosk's signature over its chain head (appliance/fleet/signing.py)."""
+        if self.link.signing_key is None:
+            raise Refused("this kiosk joined before batches were signed: join it again "
+                          "(appliance central enroll, then appliance fleet join)")
+        previous = self._link_at(after) if after else GENESIS
+        if previous is None:
+            raise FleetError(f"the central copy ends at #{after}, which this journal lacks")
+        head, epoch = events[-1], self.status.epoch
+        text = signed_text(self.link.kiosk, epoch, after, previous, (head.id, head.link),
+                           events_digest(events, keys))
+        return Batch(epoch=epoch, after=after, previous=previous, events=events, keys=keys,
+                     signature=sign(self.link.signing_key, text))
 
     def _lag(self, pending: Sequence[Notification], acknowledged: int) -> None:
         """Events the central copy lacks, and how long the oldest of them has waited."""
@@ -196,8 +235,10 @@ class Uplink:
     def _checked(self, reply: httpx.Response) -> httpx.Response:
         if reply.status_code in (401, 403):
             raise Refused(f"the central server refused this kiosk: {_detail(reply)}")
-        if reply.status_code == 409:
-            raise OutOfOrder(int(reply.json().get("position", 0)))
+        if reply.status_code == 409 and isinstance(_body(reply).get("position"), int):
+            raise OutOfOrder(int(_body(reply)["position"]))
+        if 400 <= reply.status_code < 500:
+            raise Rejected(f"the central server refused the batch: {_detail(reply)}")
         reply.raise_for_status()
         return reply
 
@@ -223,12 +264,16 @@ class Uplink:
                 self.status.state = (
                     "refused" if isinstance(e, Refused)
                     else "away" if isinstance(e, httpx.HTTPError | OSError) else "problem")
-                self.status.detail = _first_line(e)
+                self.status.detail = first_line(e)
+                wait = backoff_s(failures, self.rng)
+                self.status.retry_at = round(self.clock() + wait, 3)
                 self.save_status()
-                stop.wait(backoff_s(failures, self.rng))
+                # Probed only when nothing answered: a server that answers with an error is
+                # not helped by being asked sooner.
+                self._wait_out(stop, wait, away=isinstance(e, httpx.TransportError | OSError))
                 continue
             failures = 0
-            self.status.state, self.status.detail = "ok", ""
+            self.status.state, self.status.detail, self.status.retry_at = "ok", "", 0.0
             self.save_status()
             if sent:
                 contact = self.clock()
@@ -236,6 +281,23 @@ class Uplink:
                 self.position, contact = None, self.clock()  # asked afresh: a heartbeat
             else:
                 stop.wait(poll_s)
+
+    def _wait_out(self, stop: threading.Event, seconds: float, away: bool) -> None:
+        """The back-off, cut short by a re-join or, when the server was away, by its answer
+        to a health probe: after an outage the kiosks notice within PROBE_S, not up to 60 s."""
+        until = time.monotonic() + seconds
+        while (left := until - time.monotonic()) > 0:
+            if stop.wait(min(left, self.rng.uniform(PROBE_S / 2, PROBE_S))):
+                return
+            if self._relinked() or (away and self._answers()):
+                return
+
+    def _answers(self) -> bool:
+        try:
+            reply = self.client.get("/v1/health", timeout=PROBE_TIMEOUT_S)
+        except httpx.HTTPError:
+            return False
+        return reply.status_code == 200
 
     def save_status(self, force: bool = False) -> None:
         """Written when it changed, else at most every STATUS_EVERY_S: an idle uplink polls
@@ -271,13 +333,20 @@ def read_status(folder: Path) -> dict[str, Any] | None:
     return data
 
 
-def _detail(reply: httpx.Response) -> str:
+def _client(link: FleetLink) -> httpx.Client:
+    return httpx.Client(
+        base_url=link.url, verify=pinned_context(link.certificate), timeout=30.0,
+        headers={"Authorization": f"Bearer {link.credential}"},
+    )
+
+
+def _body(reply: httpx.Response) -> dict[str, Any]:
     try:
-        return str(reply.json().get("detail", reply.status_code))
+        data = reply.json()
     except ValueError:
-        return str(reply.status_code)
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return text[0] if text else type(e).__name__
+def _detail(reply: httpx.Response) -> str:
+    return str(_body(reply).get("detail", reply.status_code))

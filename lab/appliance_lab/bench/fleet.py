@@ -45,10 +45,12 @@ def bench_fleet(db: str | None, kiosks: int = 20, progress: Progress = lambda _l
 def _run(url: str, tmp: Path, n: int, progress: Progress, fill_turns: int,
          steady_s: float) -> dict[str, Any]:
     port = _free_port()
-    central = subprocess.Popen(
-        [sys.executable, "-m", "appliance.cli", "central", "serve", "--db", url, "--host",
-         "127.0.0.1", "--port", str(port), "--state", str(tmp / "central")],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    told = tmp / "central.err"  # a file: a pipe nobody reads would stop the server when full
+    with told.open("wb") as err:
+        central = subprocess.Popen(
+            [sys.executable, "-m", "appliance.cli", "central", "serve", "--db", url, "--host",
+             "127.0.0.1", "--port", str(port), "--state", str(tmp / "central")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
     store = CentralStore(url, pool_size=2)
     procs: list[subprocess.Popen[str]] = []
     try:
@@ -118,6 +120,8 @@ def _run(url: str, tmp: Path, n: int, progress: Progress, fill_turns: int,
         "central_cpu_us_per_event": round(cpu_s / max(held, 1) * 1e6, 1),
         "postgres_cpu_s": round(pg_cpu_s, 2),
         "postgres_cpu_us_per_event": round(pg_cpu_s / max(held, 1) * 1e6, 1),
+        "refused_requests": sum('"refused": ' in line for line in
+                                told.read_text(errors="replace").splitlines()),
         "postgres_bytes": size,
         "postgres_bytes_per_million_events": round(size / max(held, 1) * 1_000_000),
     }
