@@ -12,8 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal, TypeVar
 
-from appliance.journal.store import first_line as first_line  # the checks' one-line errors
-
 State = Literal["ok", "problem", "unknown"]
 T = TypeVar("T")
 
@@ -58,6 +56,13 @@ def current_user() -> str:
         return getpass.getuser()
     except (KeyError, OSError):
         return f"uid {os.getuid()}"
+
+
+def first_line(error: BaseException) -> str:
+    """An error's first line, for a check's one-line detail. Not the journal's copy: the QEMU
+    guest (scripts/build-vm.sh) packs health/ without the journal."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def within(work: Callable[[], T], timeout_s: float) -> T | None:
