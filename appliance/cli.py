@@ -440,9 +440,11 @@ def run(
     as_json: JsonOpt = False,
 ) -> None:
     """Listen (microphone, or a WAV file until its end) and watch the switch; run every command."""
+    from appliance.health.heartbeat import heartbeat_path
+    from appliance.journal.store import voice_profile_path
     from appliance.kiosk import run_kiosk
     from appliance.session import TurnReport
-    from appliance.web.handoff import notes_path, pairing_path
+    from appliance.web.handoff import notes_path, pairing_path, web_dir
 
     _log_to_stderr()
     if speak_to is not None:  # found out now, not after the commands have been carried out
@@ -471,7 +473,84 @@ def run(
         start_notices=start_notices,
         pairing_file=pairing_path(store),
         notes_file=notes_path(store),
+        heartbeat_file=heartbeat_path(web_dir(store)),
+        voice_profile=voice_profile_path(store),
     )
+
+
+@app.command()
+def enroll(
+    files: Annotated[list[Path] | None, typer.Argument(help="WAV files, one take each")] = None,
+    wake: Annotated[bool, typer.Option("--wake", help="the files are the wake phrase")] = False,
+    phrase: Annotated[
+        str | None, typer.Option("--phrase", help="the command the files say")
+    ] = None,
+    show: Annotated[bool, typer.Option("--list", help="show what is enrolled")] = False,
+    forget: Annotated[
+        bool, typer.Option("--forget", help="remove the takes of PHRASE, or all of them")
+    ] = False,
+    by: Annotated[str, typer.Option(help="who is enrolling")] = "caregiver",
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Teach the appliance the person's own voice: their takes of the wake phrase
+    (`--wake A.wav ...`) or of a command (`--phrase "tick urgent" A.wav ...`), kept on this
+    device beside the journal, never in it; `--list` shows them, `--forget [--phrase P]`
+    removes them."""
+    from appliance.journal.store import voice_profile_path
+    from appliance.voice.enrolment import enrol_files
+    from appliance.voice.hearing.profile import VoiceProfile
+
+    chosen = [name for name, on in (("--wake", wake), ("--list", show), ("--forget", forget))
+              if on]
+    if len(chosen) > 1:
+        raise CliError(f"choose one of {', '.join(chosen)}")
+    profile = VoiceProfile(voice_profile_path(store))
+    if show or forget:
+        if files:
+            raise CliError(f"{chosen[0]} takes no WAV files")
+        if forget:
+            journal = open_journal(store)
+            count = profile.forget(phrase)
+            if count:
+                journal.voice_takes_removed(phrase or "", count, by=caregiver_name(by))
+            typer.echo(f"removed {count} take{'' if count == 1 else 's'}"
+                       + (f" of '{phrase}'" if phrase else ""))
+            return
+        _print_takes(profile, as_json)
+        return
+    if not wake and phrase is None:
+        raise CliError("say what the files are: --wake, or --phrase \"the command\"")
+    if wake and phrase is not None:
+        raise CliError("--wake and --phrase: the files are one or the other")
+    journal = open_journal(store)
+    done = enrol_files(profile, None if wake else phrase, journal.settings().wake_phrase,
+                       files or [])
+    journal.voice_takes_added(done.phrase, done.kind.value, len(done.takes), "enrolled",
+                              by=caregiver_name(by))
+    count = len(profile.takes(done.phrase))
+    typer.echo(f"added {len(done.takes)} take{'' if len(done.takes) == 1 else 's'} of "
+               f"'{done.phrase}' ({count} in all)")
+
+
+def _print_takes(profile: Any, as_json: bool) -> None:
+    takes = profile.takes()
+    if as_json:
+        _print_json({"profile": str(profile.path), "takes": [
+            {"id": t.id, "phrase": t.phrase, "kind": t.kind.value, "source": t.source.value,
+             "pending": t.pending, "seconds": round(t.seconds, 2)} for t in takes]})
+        return
+    if not takes:
+        typer.echo("nothing is enrolled yet")
+        return
+    counts: dict[tuple[str, str], list[Any]] = {}
+    for t in takes:
+        counts.setdefault((t.kind.value, t.phrase), []).append(t)
+    for (kind, said), group in counts.items():
+        waiting = sum(t.pending for t in group)
+        extra = f", {waiting} waiting for a second yes" if waiting else ""
+        typer.echo(f"{said} ({'wake phrase' if kind == 'wake' else 'command'}): "
+                   f"{len(group)} take{'' if len(group) == 1 else 's'}{extra}")
 
 
 @switch_app.command("probe")
@@ -731,6 +810,7 @@ def bench_desktop() -> None:
     report = _lab("bench.desktop").bench_desktop()
     report["real_apps"] = _lab("bench.desktop_real").bench_real_apps(
         progress=_progress("bench desktop"))
+    report["seen"] = _lab("bench.desktop_seen").bench_seen()  # OCR: words found, its cost
     _print_json(report)
 
 

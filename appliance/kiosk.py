@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from appliance.desktop.marks import Marks
 from appliance.intents.planner import Planner
@@ -32,6 +32,9 @@ from appliance.switch.talk import PushToTalk, TalkingSink
 from appliance.systemd_notify import ServiceNotifier
 from appliance.voice.sink import Reply, TurnSink, Utterance
 from appliance.web.handoff import CodeWatch, NoteWatch, spoken_code
+
+if TYPE_CHECKING:
+    from appliance.voice.audio.sources import AudioSource
 
 log = logging.getLogger(__name__)
 
@@ -315,13 +318,21 @@ def run_kiosk(
     start_notices: Sequence[str] = (),
     pairing_file: Path | None = None,
     notes_file: Path | None = None,
+    heartbeat_file: Path | None = None,
+    voice_profile: Path | None = None,
 ) -> None:
     """Run until the WAV file ends or the process is stopped; switch faults (none found,
-    unplugged, back) go to `on_notice` as well as the journal, after `start_notices`."""
+    unplugged, back) go to `on_notice` as well as the journal, after `start_notices`.
+    `heartbeat_file`: where the caregiver page learns whether it is listening now;
+    `voice_profile`: the person's takes (appliance/voice/hearing/profile.py)."""
+    from appliance.health.heartbeat import HeartbeatWriter
     from appliance.session_sink import SessionSink
     from appliance.voice.commands import open_audio, run_audio
 
     source = open_audio(audio)  # a bad file or no microphone is the one line said, not a notice
+    pulse = HeartbeatWriter(heartbeat_file) if heartbeat_file is not None else None
+    if pulse is not None:
+        source = _metered(source, pulse.heard)
     for notice in start_notices:
         on_notice(notice)
     kiosk = Kiosk(journal, desktop, planner, panel=panel, switch=switch, on_notice=on_notice,
@@ -349,16 +360,38 @@ def run_kiosk(
                 if notice:
                     kiosk.speak(notice)
 
+    def learned(phrase: str) -> None:
+        with kiosk.lock:
+            kiosk.journal.voice_takes_added(phrase, "command", 1, "learned", by="the person's yes")
+
     kiosk.start()
+    if pulse is not None:
+        pulse.start()  # "starting" while the speech models load, then what it hears
     try:
         stats = run_audio(
             audio, sink, speak_to, wake_phrase=kiosk.settings.wake_phrase,
             on_speaker=kiosk.attach_speaker, source=source, heartbeat=heartbeat,
             barge_in=kiosk.settings.barge_in, wake_check=kiosk.settings.wake_check,
+            profile=voice_profile, learn_voice=kiosk.settings.learn_voice,
+            end_of_speech_s=kiosk.settings.end_of_speech_s or None, on_learned=learned,
         )
     finally:
         service.stopping()
         service.close()
         kiosk.stop()
+        if pulse is not None:
+            pulse.stop()
     with kiosk.lock:
         kiosk.journal.count_ignored_speech(inner.device, stats.ignored)
+
+
+def _metered(source: AudioSource, heard: Callable[[bytes], None]) -> AudioSource:
+    """`source`, telling `heard` of each chunk read. Inside a ResilientSource, so that the
+    pipeline still knows it for one (its faults are journaled) and a reopened device is too."""
+    from appliance.health.heartbeat import Metered
+    from appliance.voice.audio.sources import ResilientSource
+
+    if isinstance(source, ResilientSource):
+        source.inner = Metered(source.inner, heard)
+        return source
+    return Metered(source, heard)

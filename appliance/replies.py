@@ -5,8 +5,9 @@ from __future__ import annotations
 from appliance.desktop.content import changed_text, document_text, sent_text, writing_text
 from appliance.desktop.describe import describe_element, describe_screen, describe_selection
 from appliance.desktop.marks import Marks
-from appliance.desktop.model import Risk, Snapshot
+from appliance.desktop.model import Node, Risk, Snapshot
 from appliance.desktop.roles import BUTTON_ROLES, TEXT_ROLES
+from appliance.desktop.seeing.taught import SEEN_REASON, TAUGHT_MISSED_REASON
 from appliance.intents.keys import letters_alike
 from appliance.intents.model import (
     Activate,
@@ -146,6 +147,9 @@ def confirmation(
     subject = first.node.name if first.node and len(steps) == 1 else "That"
     if first.action is not None and first.action.kind == "click_at" and first.node is None:
         return "I can't tell what is under that point. Say yes to click there anyway, or no."
+    seen = seen_question(verdict.reasons, first.node)
+    if seen:
+        return seen
     if UNSURE in verdict.reasons:
         return " ".join(filter(None, [f"Did you mean {what}?", sent, "Say yes or no."]))
     if verdict.risk == Risk.destructive:
@@ -153,6 +157,20 @@ def confirmation(
     if verdict.risk == Risk.harmless:
         return f"That's a lot of actions in a minute. Say yes to {what}, or no."
     return " ".join(filter(None, [f"{subject} needs a yes.", sent, f"Say yes to {what}, or no."]))
+
+
+def seen_question(reasons: tuple[str, ...], node: Node | None) -> str:
+    """The question before clicking what was only read off the screen, or a taught target
+    that missed; "" for anything else. The text read is quoted: it is data."""
+    if node is None:
+        return ""
+    if SEEN_REASON in reasons:
+        return (f"I can see '{node.name}' but the application doesn't say what it is. "
+                "Say yes to click it, or no.")
+    if TAUGHT_MISSED_REASON in reasons:
+        return (f"{node.name} didn't seem to work the last two times. "
+                "Say yes to click it anyway, or no.")
+    return ""
 
 
 def _sends(step: ResolvedStep) -> bool:

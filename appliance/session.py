@@ -22,6 +22,7 @@ from appliance.desktop.model import (
     ElementState,
     Snapshot,
 )
+from appliance.desktop.seeing.teach import teach_spot
 from appliance.intents.marks import mark_pick
 from appliance.intents.model import MARK_INTENTS, Intent, PickMark, ShowMarks, dump_intent
 from appliance.intents.planner import Plan, Planner
@@ -403,6 +404,10 @@ class Session:
         """Show or hide numbers or the grid, or narrow the grid to a cell."""
         intent = verdict.intent
         shown: Marks | None = None
+        if isinstance(intent, PickMark) and intent.teach and self._marks is not None:
+            said = teach_spot(self.desktop, self._marks, intent.number, intent.teach,
+                              by=f"{turn.trigger} turn {turn.id.hex}")
+            return self._finish(turn, report, Outcome.answered, said)
         if isinstance(intent, ShowMarks):
             kinds = {"numbers": number_marks, "grid": grid_marks}
             shown = kinds[intent.kind](snapshot) if intent.kind in kinds else None

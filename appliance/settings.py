@@ -45,6 +45,11 @@ class Settings(BaseModel):
         default=(), title="Applications it never uses",
         description="applications the appliance never opens or acts in",
     )
+    screen_read_apps: tuple[str, ...] = Field(
+        default=(), title="Applications read from the screen",
+        description="applications whose windows are also read from the screen (OCR), for "
+        "ones that tell the appliance too little about their buttons",
+    )
     wake_phrase: str = Field(
         default="hey juniper", min_length=2, title="Wake phrase",
         description="what the person says first so the appliance listens",
@@ -60,6 +65,16 @@ class Settings(BaseModel):
         default=False, title="Interrupt a reply",
         description="'stop', 'cancel', 'no' or the wake phrase cut a reply short (needs an "
         "echo-cancelled microphone); no: the microphone is muted while the appliance speaks",
+    )
+    end_of_speech_s: float = Field(
+        default=0.0, ge=0.0, le=3.0, title="Wait after speech",
+        description="seconds of silence that mean the person has finished speaking; 0: as "
+        "long as their own pauses between words, learned when their voice was enrolled",
+    )
+    learn_voice: bool = Field(
+        default=True, title="Learn from each yes",
+        description="when the person answers yes to 'did you mean ...', keep how they said it "
+        "(on this device only) so it is understood at once next time",
     )
     transcript_days: int = Field(
         default=0, ge=0, le=3650, title="Keep what was said for",
@@ -162,7 +177,7 @@ class Settings(BaseModel):
     def _plain_text(cls, text: str) -> str:
         return plain_text(text)
 
-    @field_validator("denylist_apps", "switch_keys", "switch_second_keys")
+    @field_validator("denylist_apps", "screen_read_apps", "switch_keys", "switch_second_keys")
     @classmethod
     def _plain_items(cls, items: tuple[str, ...]) -> tuple[str, ...]:
         cleaned = tuple(plain_text(item) for item in items)

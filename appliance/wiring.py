@@ -18,6 +18,7 @@ from appliance.journal.store import NoJournal
 from appliance.settings import Settings
 
 if TYPE_CHECKING:  # names for hints only: `appliance --help` loads neither
+    from appliance.desktop.seeing.taught import TaughtTarget
     from appliance.intents.planner import Planner
     from appliance.session import Session
 
@@ -83,8 +84,11 @@ def opened_desktop(spec: str, write_back: bool = True) -> Iterator[Desktop]:
     elif spec == "atspi":
         # Lazy: AT-SPI is an optional extra (the desktop one), absent on a sim-only install.
         from appliance.desktop.atspi import open_desktop
+        from appliance.desktop.seeing.desktop import seeing
 
-        yield open_desktop()
+        atspi = open_desktop()
+        # Windows whose application tells little are also read from the screen (OCR).
+        yield seeing(atspi, atspi.devices.click)
     else:
         raise DesktopError(f"unknown desktop {spec!r}; use atspi or sim:SCENE.json")
 
@@ -119,6 +123,26 @@ def grammar_planner() -> Planner:
     return GrammarPlanner()
 
 
+class JournalMemory:
+    """What seeing keeps in the journal (desktop/seeing/desktop.py's `Memory`): the
+    caregiver's "read it from the screen" applications and the taught targets."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+
+    def read_from_screen(self) -> frozenset[str]:
+        return frozenset(self.journal.settings().screen_read_apps)
+
+    def taught(self) -> list[TaughtTarget]:
+        return self.journal.taught_targets()
+
+    def teach(self, target: TaughtTarget) -> None:
+        self.journal.teach_target(target)
+
+    def used(self, target_id: str, hit: bool) -> None:
+        self.journal.target_used(target_id, hit)
+
+
 class SessionOptions(TypedDict, total=False):
     """`Session`'s optional settings: a test's clock, speech recorded by the voice layer, the
     device a switch turn came from."""
@@ -133,6 +157,9 @@ def new_session(
 ) -> Session:
     """A `Session` for one or more turns on `desktop`, recorded in `journal`."""
     # Lazy for the same start-up reason: the session loads the policy and the replies.
+    from appliance.desktop.seeing.desktop import SeeingDesktop
     from appliance.session import Session
 
+    if isinstance(desktop, SeeingDesktop) and desktop.memory is None:
+        desktop.memory = JournalMemory(journal)  # taught targets and settings: the journal's
     return Session(journal, desktop, planner, **options)

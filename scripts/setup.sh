@@ -21,6 +21,8 @@ APT_voice=(
 APT_desktop=(
     # the AT-SPI bus and GTK's bridge to it; GTK 3 for the status panel
     at-spi2-core libatk-adaptor gir1.2-gtk-3.0 libgtk-3-0
+    # seeing a window an application tells nothing of: OCR on the device (English)
+    tesseract-ocr tesseract-ocr-eng
 )
 APT_web=()  # none: its Python packages come as wheels
 APT_llm=()  # none listed: llama-cpp-python compiles with the machine's C++ compiler and cmake
@@ -30,9 +32,12 @@ APT_dev=(
     xvfb dbus-x11 # a real GTK app on Xvfb over a private D-Bus session
     # real applications the AT-SPI adapter is tested against (tests/test_real_apps*.py): a
     # browser (also the web page's, through playwright), GTK3 (widget factory, calculator, yad
-    # forms), GTK4 (widget factory), Qt 5 (featherpad), and a window manager, without which
-    # key events reach no window
-    chromium openbox yad gtk-3-examples galculator gtk-4-examples featherpad
+    # forms), GTK4 (widget factory, GNOME's calculator), Qt 5 (featherpad), and a window
+    # manager, without which key events reach no window
+    chromium openbox yad gtk-3-examples galculator gtk-4-examples gnome-calculator featherpad
+    # applications with no accessibility tree, read from the screen (test_real_apps_seen.py):
+    # xcalc (Xaw) and a small Tk form
+    x11-apps python3-tk tk
     # uinput tested for real inside a throwaway QEMU VM (scripts/build-vm.sh)
     qemu-system-x86 busybox-static cpio
     udev  # udevadm, packed into the VM to test hardware/70-appliance.rules on real devices

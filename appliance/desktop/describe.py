@@ -92,6 +92,9 @@ def _screen_words(snapshot: Snapshot) -> str:
     usable = _usable(nodes)
     if usable:
         text += " You can use " + _listed(usable) + "."
+    seen = [n.name for n in nodes if n.source != "tree" and n.name]
+    if seen and not usable:  # the application tells nothing: what the screen shows, as data
+        text += " On the screen I can read: " + _listed(list(dict.fromkeys(seen))) + "."
     disabled = [n.name for n in nodes if n.role == "push button" and not n.enabled and n.name]
     if disabled:
         text += " Greyed out: " + ", ".join(disabled[:3]) + "."

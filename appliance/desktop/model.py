@@ -58,6 +58,11 @@ class Node(BaseModel):
     actions: tuple[str, ...] = ()
     child_ids: tuple[str, ...] = ()
     bounds: tuple[int, int, int, int] | None = None  # x, y, width, height on screen, if known
+    # Who says the element is there: the application (its accessibility tree), the screen as
+    # read by OCR ("seen": the application says nothing of it), or a person who named a spot
+    # ("taught"). Seen and taught elements are acted on by a click at their middle.
+    source: Literal["tree", "seen", "taught"] = "tree"
+    confidence: float | None = None  # how sure the reading is, 0..1, for seen and taught ones
 
     @property
     def secret(self) -> bool:

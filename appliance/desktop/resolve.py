@@ -19,7 +19,7 @@ from rapidfuzz import fuzz, process
 from appliance.desktop.model import Node, Snapshot
 from appliance.desktop.roles import BUTTON_ROLES, SELECTABLE_ROLES, TEXT_FIELD_ROLES
 from appliance.words.numbers import digits_in
-from appliance.words.symbols import alias_of, spelled_symbols
+from appliance.words.symbols import alias_of, only_symbols, spelled_symbols, symbol_said
 
 MIN_SCORE = 0.3
 """Below this a name is not a match at all (the policy rejects it anyway)."""
@@ -31,9 +31,14 @@ OTHER_NUMBER = 0.5
 """A name with other numbers than were said is a poor match however alike the letters."""
 SUBSET_SCORE = 0.9
 """Saying some of a name's words: likely meant, but another name may hold them too."""
+SYMBOL_GUESS = 0.5
+"""A symbol's name said ("minus") of a name that holds the symbol with more ("M−"): a
+question (below the validator's CONFIRM_BELOW), never a press."""
 SHORT_NAME = 2
 """A name of this many letters or fewer ("MS", "C") is matched only as said: any longer word
-is letters away from it, so a near miss is noise ("times" is not "MS")."""
+is letters away from it, so a near miss is noise ("times" is not "MS"). So is a name made of
+symbols alone ("-", "<-"): "minus" is a few letters from "plus", and a wrong operator pressed
+unasked is worse than a question."""
 
 
 ROLE_WORDS: dict[str, frozenset[str]] = {
@@ -140,8 +145,10 @@ def _score(forms: tuple[str, ...], index: _Names) -> dict[int, float]:
             form, keys, scorer=fuzz.token_sort_ratio, limit=None, score_cutoff=cutoff
         ):
             letters[i] = max(letters.get(i, 0.0), s)
-        for i in index.containing(form.split()):
+        holding = index.containing(form.split())
+        for i in holding:
             letters[i] = max(letters.get(i, 0.0), SUBSET_SCORE * 100)
+        symbol = symbol_said(form) is not None
         sound = sound_key(form)
         if sound:
             for _k, s, i in process.extract(
@@ -156,9 +163,17 @@ def _score(forms: tuple[str, ...], index: _Names) -> dict[int, float]:
         said_numbers = _numbers(form)
         said_words = _NUMBER.sub("", form).strip()
         for i, s in letters.items():
-            if index.short[i]:
+            if index.exact_only[i]:
                 continue
             score = min(s / 100, FUZZY_CAP)
+            if symbol:
+                # A symbol's name is matched as said: one spelled alike ("M+" for "minus",
+                # "Backspace" for "close") is no match; a name holding it is, and one that
+                # holds the symbol with more ("M−") is asked about, never pressed.
+                if i not in holding:
+                    continue
+                if index.symbolic[i]:
+                    score = min(score, SYMBOL_GUESS)
             if said_numbers and said_numbers != index.numbers[i]:
                 score *= OTHER_NUMBER  # "button 250" is not "Button 20"
             elif said_numbers and said_words:
@@ -177,12 +192,16 @@ def _numbers(key: str) -> tuple[str, ...]:
 class _Names:
     """Distinct folded names, their sound keys and a word index, for scoring."""
 
-    def __init__(self, keys: list[str]) -> None:
+    def __init__(self, names: dict[str, list[str]]) -> None:
+        """`names`: each folded key and the names on screen that fold to it."""
+        keys = list(names)
         self.keys = keys
         self.position = {k: i for i, k in enumerate(keys)}
         self.sounds = [sound_key(k) for k in keys]
         self.numbers = [_numbers(k) for k in keys]
-        self.short = [len(k.replace(" ", "")) <= SHORT_NAME for k in keys]
+        self.exact_only = [len(k.replace(" ", "")) <= SHORT_NAME
+                           or all(only_symbols(n) for n in names[k]) for k in keys]
+        self.symbolic = [any(spelled_symbols(n) != n for n in names[k]) for k in keys]
         self.by_word: dict[str, set[int]] = {}
         for i, k in enumerate(keys):
             for w in k.split():
@@ -199,12 +218,14 @@ class _ScreenIndex(_Names):
 
     def __init__(self, snapshot: Snapshot) -> None:
         by_key: dict[str, list[int]] = {}
+        names: dict[str, list[str]] = {}
         for i, node in enumerate(snapshot.nodes):
             if node.name.strip():
                 key = name_key(node.name)
                 if key:
                     by_key.setdefault(key, []).append(i)
-        super().__init__(list(by_key))
+                    names.setdefault(key, []).append(node.name)
+        super().__init__(names)
         self.nodes_of = [by_key[k] for k in self.keys]
         self.scored: dict[tuple[str, ...], dict[int, float]] = {}  # asked again by role, often
 
@@ -257,13 +278,13 @@ def best_name(words: str, names: Iterable[str]) -> tuple[str, float] | None:
     forms, _hint = spoken_forms(words)
     if not forms:
         return None
-    originals: dict[str, str] = {}
+    folded: dict[str, list[str]] = {}
     for n in names:
-        if n.strip():
-            originals.setdefault(name_key(n), n)
-    keys = [k for k in originals if k]
-    scores = _score(forms, _Names(keys))
+        if n.strip() and (key := name_key(n)):
+            folded.setdefault(key, []).append(n)
+    keys = list(folded)
+    scores = _score(forms, _Names(folded))
     if not scores:
         return None
     i = max(scores, key=lambda j: (scores[j], -j))
-    return originals[keys[i]], scores[i]
+    return folded[keys[i]][0], scores[i]

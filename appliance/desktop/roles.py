@@ -57,6 +57,9 @@ SPOKEN_NUMBER_ROLES = NUMBER_ROLES | {"dial"}
 SPOKEN_CHOICE_ROLES = frozenset({"combo box", "list box", "list"})
 """What 'set X to Y' may pick Y inside by voice: combo boxes, and lists."""
 
+LIST_ROLES = frozenset({"list", "list item", "table", "tree", "tree item"})
+"""What a list's entry adds to: "add milk to the list" types into a field beside one."""
+
 SCAN_TOGGLE_ROLES = TOGGLE_ROLES - {"radio button"}
 """Offered on/off in the scan menu; a radio button is picked, not toggled."""
 
@@ -66,9 +69,13 @@ SCAN_ITEM_ROLES = ITEM_ROLES - {"menu item"}
 SCAN_TEXT_ROLES = TEXT_ROLES - {"paragraph"}
 """Offered typing in the scan menu; a paragraph is read, not typed into."""
 
+SEEN_ROLES = frozenset({"seen text"})
+"""Text read from the screen where the application tells nothing (desktop/seeing/): pressed by a
+click at its middle."""
+
 SCAN_ROLES = (
     PRESSABLE_ROLES | SCAN_TOGGLE_ROLES | SCAN_ITEM_ROLES | NUMBER_ROLES | SCAN_TEXT_ROLES
-    | CHOICE_ROLES
+    | CHOICE_ROLES | SEEN_ROLES
 )
 """What a person can act on by switch or by number: the controls scanning and numbers offer."""
 

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from importlib.util import find_spec
+from typing import NamedTuple
 
-from appliance.health.check import Check
+from appliance.health.check import Check, State
 from appliance.settings import Settings
 
 WHAT = "Language model"
@@ -64,3 +65,42 @@ def _ollama(settings: Settings, whose: str) -> Check:
             f"Ollama at {host} answers but has no {model}: "
             f"appliance models install --ollama {model}"))
     return Check(WHAT, "ok", f"Ollama ({whose}) at {host} with {model}")
+
+
+NAMED = {"ollama": "Ollama", "llama-cpp": "the built-in language model", "off": "none"}
+
+
+class InWords(NamedTuple):
+    state: State
+    words: str  # what Settings ask for and what is used, as a caregiver reads it
+    technical: str  # the check's own detail
+    used: str  # the `llm` in effect: "off" when none is
+
+
+def in_words(settings: Settings, chosen: frozenset[str]) -> InWords:
+    """What Settings ask for and what this device actually uses, in a caregiver's words: the
+    web's Health and Settings say the same."""
+    from appliance.wiring import in_effect
+
+    check = language_model(settings, chosen)
+    used = in_effect(settings, chosen).llm
+    asked = NAMED[settings.llm] + (f" with the model {settings.ollama_model}"
+                                   if settings.llm == "ollama" else "")
+    whose = "a caregiver chose" if "llm" in chosen else "the standard setting"
+    phrases = "only the built-in phrases are understood (everything in the command list)"
+    if check.state == "problem":
+        words = (f"Settings ask for {asked} ({whose}), but it is not available on this device, "
+                 f"so {phrases}. The technical detail says why.")
+        return InWords("problem", words, check.detail, used)
+    if used == "off" and settings.llm == "off":
+        words = f"Settings ask for none ({whose}): {phrases}."
+    elif used == "off":
+        words = (f"Settings ask for {asked} ({whose}, used when the device has it); this device "
+                 f"has none, so {phrases}. Nothing needs doing.")
+    elif used != settings.llm:
+        words = (f"Settings ask for {asked} ({whose}, used when the device has it); this device "
+                 f"has {NAMED[used]}, so that works out requests beyond the built-in phrases.")
+    else:
+        words = (f"In use: {asked}, as Settings ask ({whose}); it works out requests beyond the "
+                 "built-in phrases.")
+    return InWords("ok", words, check.detail, used)

@@ -151,6 +151,8 @@ class PickMark(_Intent):
     intent: Literal["pick_mark"] = "pick_mark"
     number: int | None = Field(default=None, ge=1, le=99)
     click: bool = True
+    # "call 7 Save", "call this Save": name the spot instead of using it (desktop/seeing/).
+    teach: str | None = Field(default=None, min_length=1, max_length=40)
 
 
 class Clarify(_Intent):

@@ -11,6 +11,7 @@ from eventsourcing.domain import Aggregate, event
 SETTINGS_ID = uuid5(NAMESPACE_URL, "appliance:settings")
 RETENTION_ID = uuid5(NAMESPACE_URL, "appliance:retention")
 EPOCH_ID = uuid5(NAMESPACE_URL, "appliance:epoch")
+TAUGHT_ID = uuid5(NAMESPACE_URL, "appliance:taught")
 
 
 class DeviceSettings(Aggregate):
@@ -27,6 +28,33 @@ class DeviceSettings(Aggregate):
     @event("SettingChanged")
     def change(self, key: str, old: Any, new: Any, by: str) -> None:
         self.values[key] = new
+
+
+class TaughtTargets(Aggregate):
+    """Spots on screen a person named ("call 7 Save"): who taught which, and each use's hit
+    or miss (appliance/desktop/seeing/taught.py; folded in journal/taught_log.py)."""
+
+    @staticmethod
+    def create_id() -> UUID:
+        return TAUGHT_ID
+
+    @event("TeachingStarted")
+    def __init__(self) -> None:
+        self.count = 0
+
+    @event("TargetTaught")
+    def taught(self, target: dict[str, Any], by: str) -> None:
+        """`target`: the TaughtTarget's fields (app, window, name, offset, text, fingerprint);
+        `by`: how it was taught (voice, text, switch) and in which turn."""
+        self.count += 1
+
+    @event("TargetUsed")
+    def used(self, target: str, hit: bool) -> None:
+        """A click on a taught target: `hit` when looking again saw the window change."""
+
+    @event("TargetForgotten")
+    def forgotten(self, target: str, by: str) -> None:
+        """A taught target dropped, by whom."""
 
 
 class Device(Aggregate):
@@ -66,6 +94,15 @@ class Device(Aggregate):
     def switch_pressed(self, switch: int, gesture: str, meaning: str) -> None:
         """`switch` 1 or 2; `gesture` tap/hold/long_hold; `meaning` what the moment made of it."""
         self.presses += 1
+
+    @event("VoiceTakesAdded")
+    def voice_takes_added(self, phrase: str, kind: str, takes: int, source: str, by: str) -> None:
+        """Takes of the person's voice added to their profile (never the audio): of what,
+        how many, enrolled or learned from a yes, and by whom."""
+
+    @event("VoiceTakesRemoved")
+    def voice_takes_removed(self, phrase: str, takes: int, by: str) -> None:
+        """Takes removed from the profile ("" phrase: all of them), and by whom."""
 
 
 class Retention(Aggregate):

@@ -13,15 +13,18 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Snapshot
 from eventsourcing.persistence import IntegrityError, Notification, StoredEvent
 
+from appliance.desktop.seeing.taught import TaughtTarget
 from appliance.journal.aggregates import (
     EPOCH_ID,
     RETENTION_ID,
     SETTINGS_ID,
+    TAUGHT_ID,
     Device,
     DeviceSettings,
     JournalEpoch,
     Replaced,
     Retention,
+    TaughtTargets,
 )
 from appliance.journal.chain import (
     ChainedPostgresRecorder,
@@ -40,6 +43,7 @@ from appliance.journal.store import (
     store_env,
     store_failure,
 )
+from appliance.journal.taught_log import fold_taught
 from appliance.journal.trust import WITNESSED, check_since, position, witness_breaks
 from appliance.journal.verification import (
     Break,
@@ -53,7 +57,7 @@ from appliance.limits import escape_controls
 from appliance.settings import Settings
 from appliance.turn import Outcome, Turn
 
-A = TypeVar("A", Device, Turn)
+A = TypeVar("A", Device, Turn, TaughtTargets)
 PAGE = 2000
 RECENT_EVENTS = 240
 """How far back the projections of `say` look: enough for the pending question, the last
@@ -370,6 +374,38 @@ class Journal(Application[UUID]):
         self.record(aggregate)
         return old, new
 
+    # -- taught targets ----------------------------------------------------------------
+
+    def taught_targets(self) -> list[TaughtTarget]:
+        """Targets a person taught, from the events the keyed chain vouches for only; none
+        while a break found in the journal is not yet recorded."""
+        if self._distrusted:
+            return []
+        try:
+            rows = self.chained.raw_events(TAUGHT_ID)
+        except Exception:  # damaged where they are: nothing taught is trusted
+            return []
+        vouched = []
+        for row, ok in zip(rows, self._vouched(rows), strict=True):
+            if ok:
+                vouched.append(row)
+            else:
+                self._damaged(row[0], describe(row))
+        return fold_taught(self._decoded(vouched))
+
+    def teach_target(self, target: TaughtTarget) -> None:
+        fields = target.model_dump(mode="json", exclude={"by", "hits", "misses_since_hit"})
+        self._amend(self._taught, lambda t: t.taught(target=fields, by=target.by))
+
+    def target_used(self, target_id: str, hit: bool) -> None:
+        self._amend(self._taught, lambda t: t.used(target=target_id, hit=hit))
+
+    def _taught(self) -> TaughtTargets:
+        try:
+            return cast(TaughtTargets, self.repository.get(TAUGHT_ID))
+        except AggregateNotFoundError:
+            return TaughtTargets()
+
     # -- devices -----------------------------------------------------------------------
 
     def device(self, name: str) -> Device:
@@ -418,6 +454,16 @@ class Journal(Application[UUID]):
             lambda: self.device(name),
             lambda device: device.switch_pressed(switch=switch, gesture=gesture, meaning=meaning),
         )
+
+    def voice_takes_added(self, phrase: str, kind: str, takes: int, source: str,
+                          by: str) -> None:
+        """That takes were added to the voice profile beside the journal; never their audio."""
+        self._amend(lambda: self.device("microphone"), lambda d: d.voice_takes_added(
+            phrase=phrase, kind=kind, takes=takes, source=source, by=by))
+
+    def voice_takes_removed(self, phrase: str, takes: int, by: str) -> None:
+        self._amend(lambda: self.device("microphone"),
+                    lambda d: d.voice_takes_removed(phrase=phrase, takes=takes, by=by))
 
     def remove_transcripts(self, before: datetime, by: str) -> int:
         """Words said, typed and answered in events before `before` rewritten to a marker;

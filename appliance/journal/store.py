@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import resource
 from collections.abc import Mapping
@@ -23,6 +24,19 @@ def default_store_path() -> Path:
     """$XDG_STATE_HOME/appliance/journal.sqlite (~/.local/state/appliance/journal.sqlite)."""
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(state) / "appliance" / "journal.sqlite"
+
+
+def voice_profile_path(store: str | None) -> Path:
+    """Where the person's voice profile (appliance/voice/hearing/profile.py) is kept: its own
+    file beside a SQLite journal, never in it; for PostgreSQL, in the default journal's folder."""
+    if store and "://" not in store:
+        journal = Path(store.removeprefix("file:")).resolve()
+        return journal.with_name(f"{journal.stem}.voice.sqlite")
+    if not store:
+        journal = default_store_path()
+        return journal.with_name(f"{journal.stem}.voice.sqlite")
+    name = hashlib.sha256(store.encode()).hexdigest()[:24]
+    return default_store_path().parent / f"voice-{name}.sqlite"
 
 
 def store_env(store: str | None, create: bool = True) -> dict[str, str]:

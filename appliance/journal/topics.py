@@ -14,10 +14,18 @@ from eventsourcing.domain import Aggregate, CanMutateAggregate, Snapshot
 from eventsourcing.persistence import Mapper, StoredEvent
 from eventsourcing.utils import get_topic
 
-from appliance.journal.aggregates import Device, DeviceSettings, JournalEpoch, Retention
+from appliance.journal.aggregates import (
+    Device,
+    DeviceSettings,
+    JournalEpoch,
+    Retention,
+    TaughtTargets,
+)
 from appliance.turn import Turn
 
-AGGREGATES: tuple[type[Aggregate], ...] = (Turn, DeviceSettings, Device, Retention, JournalEpoch)
+AGGREGATES: tuple[type[Aggregate], ...] = (
+    Turn, DeviceSettings, Device, Retention, JournalEpoch, TaughtTargets,
+)
 
 
 class ForeignTopic(ValueError):

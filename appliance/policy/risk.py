@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from appliance.desktop.model import Node, Risk
+from appliance.words.sending import sends as sends  # the policy's word, kept here too
 
 DESTRUCTIVE_WORDS = re.compile(
     r"\b(delete|erase|remove|format|factory reset|wipe|destroy|uninstall|discard|reset all)\b",
@@ -19,8 +20,6 @@ MODERATE_WORDS = re.compile(
     r"|shut ?down|restart|reboot)\b",
     re.IGNORECASE,
 )
-# A press of one of these sends away what the window's fields say: it is read back first.
-SENDING_WORDS = re.compile(r"\b(send|submit|post|publish)\b", re.IGNORECASE)
 # Chords that close or quit things lose work without asking.
 MODERATE_CHORDS = frozenset({"alt+F4", "ctrl+w", "ctrl+q", "ctrl+shift+w"})
 DESTRUCTIVE_CHORDS = frozenset({"shift+Delete", "ctrl+alt+Delete"})
@@ -32,11 +31,6 @@ def risk_of_name(name: str) -> Risk:
     if MODERATE_WORDS.search(name):
         return Risk.moderate
     return Risk.harmless
-
-
-def sends(name: str) -> bool:
-    """Whether pressing an element of this name sends what its window's fields say."""
-    return bool(SENDING_WORDS.search(name))
 
 
 def risk_of_element(node: Node, kind: str) -> Risk:

@@ -24,6 +24,7 @@ from appliance.desktop.roles import (
     TEXT_ROLES,
     TOGGLE_ROLES,
 )
+from appliance.desktop.seeing.taught import seen_reason, seen_refusal
 from appliance.intents.model import (
     SCREEN_CHANGING,
     Activate,
@@ -218,6 +219,11 @@ def _judge(
         )
     if isinstance(intent, ShowMarks):
         return Verdict(Decision.show, intent=intent)
+    if isinstance(intent, PickMark) and intent.teach:  # "call 7 Save": naming, not acting
+        taught = taught_spot(intent, marks)
+        if taught is not None:
+            return Verdict(Decision.reject, reasons=(taught,), intent=intent)
+        return Verdict(Decision.show, intent=intent)
     if isinstance(intent, PickMark):
         try:
             picked = _picked(intent, marks, snapshot, settings)
@@ -285,6 +291,8 @@ def _weighed(
         reasons.append(doubt_reason(doubt))
     if recent_unconfirmed >= settings.max_unconfirmed_per_minute:
         reasons.append("many actions in the last minute")
+    # Read off the screen, not told by the application (or taught and missing): a yes first.
+    reasons.extend(dict.fromkeys(r for s in steps if s.node and (r := seen_reason(s.node))))
     outcome = Decision.confirm if reasons else Decision.execute
     return Verdict(outcome, risk=risk, reasons=tuple(reasons), steps=tuple(steps), intent=intent)
 
@@ -474,6 +482,17 @@ def _picked(
     return resolved, 1.0
 
 
+def taught_spot(intent: PickMark, marks: Marks | None) -> str | None:
+    """Why "call 7 Save" cannot name that spot (no marks, no such number), or None."""
+    if marks is None:
+        return NO_MARKS
+    if marks.kind == "grid" and intent.number is not None and intent.number > 9:
+        return "The grid has cells 1 to 9."
+    if marks.kind == "numbers" and not any(m.number == intent.number for m in marks.numbers):
+        return f"There is no number {intent.number} on the screen."
+    return None
+
+
 def _with_ancestors(node: Node, snapshot: Snapshot) -> list[Node]:
     chain = [node]
     parent = snapshot.node(node.parent_id) if node.parent_id else None
@@ -560,6 +579,8 @@ def _checked(step: Step, node: Node, score: float, denied: set[str]) -> Resolved
         raise Rejected(f"{node.name} is not showing right now.")
     if not node.enabled:
         raise Rejected(f"{node.name} is greyed out right now, so I can't use it.")
+    if (refusal := seen_refusal(node)) is not None:
+        raise Rejected(refusal)
     kind = step.intent
     value: Any = None
     if isinstance(step, SetValue):

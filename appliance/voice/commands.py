@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from appliance.settings import WakeCheckName
 from appliance.voice.audio.clock import AudioClock, Wakeup
@@ -29,6 +29,9 @@ from appliance.voice.pipeline.speech_output import SpeechOutput, SpeechSink
 from appliance.voice.pipeline.turns import TurnProcessor
 from appliance.voice.pipeline.vad_step import TrackedVADProcessor
 from appliance.voice.sink import Reply, TurnSink, Utterance
+
+if TYPE_CHECKING:
+    from appliance.voice.hearing.profile import VoiceProfile
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +73,14 @@ class VoiceOptions:
     # The closed path's second opinion on the wake phrase (closed_whisper.WAKE_CHECKS).
     wake_check: WakeCheckName = "spotter"
     pace: float | None = None  # a file: None = as fast as the VAD reads it, 1.0 = real time
+    # The person's own takes (voice/hearing/profile.py), heard before Whisper; None: none.
+    profile: Path | None = None
+    # A yes to "did you mean ..." teaches the profile how the person said it.
+    learn_voice: bool = True
+    # How long a silence ends speech; None: as the profile measured the person's pauses.
+    end_of_speech_s: float | None = None
+    # Told the phrase of each take learned from a yes (the kiosk journals that it was).
+    on_learned: Callable[[str], None] | None = None
     # Called for every chunk read: the service watchdog pings only while this loop runs.
     heartbeat: Callable[[], None] | None = None
 
@@ -100,8 +111,11 @@ def run_voice(
     `on_speaker` is handed a thread-safe `say(text)` once the pipeline runs, for speech that
     comes from outside it (the switch)."""
     from appliance.voice.audio.tts import PiperTTSService
+    from appliance.voice.hearing.profile import VoiceProfile
 
     opts = options or VoiceOptions()
+    profile = VoiceProfile(opts.profile) if opts.profile is not None else None
+    opts = replace(opts, vad=replace(opts.vad, stop_secs=end_of_speech(opts, profile)))
     clock, wakeup = AudioClock(), Wakeup()
 
     replying: Callable[[], bool] = lambda: False  # noqa: E731 (set once the output exists)
@@ -133,7 +147,8 @@ def run_voice(
         names, words_of = screen_reader(sink)
         # `replying` is looked up when called: it is set once the output exists.
         stt = ClosedSetSTTService(recognizer, names, lambda read: answers_around(words_of(read)),
-                                  replying=lambda: replying())
+                                  replying=lambda: replying(), profile=profile,
+                                  learning=opts.learn_voice, on_learned=opts.on_learned)
     else:
         from appliance.voice.hearing.stt_whisper import WhisperSTTService
 
@@ -183,6 +198,15 @@ def run_voice(
         muted_chunks=feeder.muted_chunks, faults=faults, heard=gate.heard,
         interruptions=output.interruptions,
     )
+
+
+def end_of_speech(opts: VoiceOptions, profile: VoiceProfile | None) -> float:
+    """The caregiver's wait after speech, else the one the person's takes measured, else the
+    VAD's own."""
+    if opts.end_of_speech_s:
+        return opts.end_of_speech_s
+    measured = profile.end_of_speech_s() if profile is not None else None
+    return max(opts.vad.stop_secs, measured or 0.0)
 
 
 def _barge_in(
@@ -238,10 +262,14 @@ def run_audio(
     heartbeat: Callable[[], None] | None = None,
     barge_in: bool = False,
     wake_check: WakeCheckName = "spotter",
+    profile: Path | None = None,
+    learn_voice: bool = True,
+    end_of_speech_s: float | None = None,
+    on_learned: Callable[[str], None] | None = None,
 ) -> VoiceStats:
     """`appliance run`: a WAV file (ends with the file) or the microphone (runs until stopped).
 
-    `source`: one already made by `open_audio(path)`."""
+    `source`: one already made by `open_audio(path)`; `profile`: the person's voice profile."""
     source = source or open_audio(path)
     loaded = engines()
     recorder = WavRecorder(speak_to) if speak_to is not None else None
@@ -252,7 +280,8 @@ def run_audio(
         return run_voice(
             source, sink, loaded, speaker,
             VoiceOptions(wake_phrase=wake_phrase, heartbeat=heartbeat, barge_in=barge_in,
-                         wake_check=wake_check),
+                         wake_check=wake_check, profile=profile, learn_voice=learn_voice,
+                         end_of_speech_s=end_of_speech_s, on_learned=on_learned),
             on_event,
             on_speaker,
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import secrets
 import sqlite3
 import time
@@ -34,10 +35,36 @@ create table if not exists invites (code text primary key, role text not null,
                                     expires real not null, by text not null);
 """
 INVITE_S = 24 * 3600.0
+INVITE_DIGITS = 12  # read aloud in three groups of four; guessing is slowed per address
 
 
 class AccountError(ValueError):
     """Said to the caregiver next to the field; one line."""
+
+
+@dataclass(frozen=True)
+class Invitation:
+    """An invitation not yet used: its code is not kept (only a hash), so it is not shown."""
+
+    id: int
+    role: Role
+    by: str
+    expires: float
+
+
+@dataclass(frozen=True)
+class OpenSession:
+    """One of a caregiver's open sessions, as Sessions lists it."""
+
+    id: int
+    began: float
+    agent: str  # the browser's User-Agent as it logged in ("" before it was kept)
+    current: bool  # the session this request came with
+
+
+def grouped(code: str) -> str:
+    """"482109375521" as "4821 0937 5521": easy to read aloud and to copy."""
+    return " ".join(code[i:i + 4] for i in range(0, len(code), 4))
 
 
 @dataclass(frozen=True)
@@ -81,6 +108,9 @@ class Accounts:
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
         self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self.db.executescript(_SCHEMA)
+        columns = {row[1] for row in self.db.execute("pragma table_info(sessions)")}
+        if "agent" not in columns:  # a web.sqlite made before sessions named their browser
+            self.db.execute("alter table sessions add column agent text not null default ''")
         self.hasher = PasswordHasher()  # argon2id, the library's current parameters
 
     def has_owner(self) -> bool:
@@ -115,7 +145,7 @@ class Accounts:
 
     # -- sessions --------------------------------------------------------------------------
 
-    def login(self, name: str, password: str, address: str) -> str | None:
+    def login(self, name: str, password: str, address: str, agent: str = "") -> str | None:
         """A new session token, or None. Failures back off per account from that address and
         per address, so a stranger elsewhere cannot keep the owner out."""
         keys = _backoff_keys(name, address)
@@ -130,8 +160,10 @@ class Accounts:
             return None
         self.db.execute("delete from failures where key=?", (keys[0],))
         token = secrets.token_urlsafe(32)  # 256 bits
-        self.db.execute("insert into sessions values (?, ?, ?, ?, 0)",
-                        (_digest(token), name, secrets.token_urlsafe(32), time.time()))
+        self.db.execute("insert into sessions (token, name, csrf, created, revoked, agent) "
+                        "values (?, ?, ?, ?, 0, ?)",
+                        (_digest(token), name, secrets.token_urlsafe(32), time.time(),
+                         agent[:300]))
         return token
 
     def session(self, token: str | None) -> LoginSession | None:
@@ -154,22 +186,48 @@ class Accounts:
     # -- more caregivers -------------------------------------------------------------------
 
     def invite(self, role: Role, by: str) -> str:
-        """A one-time code for one more caregiver or viewer, valid a day."""
-        code = secrets.token_urlsafe(12)
+        """A one-time code of 12 digits for one more caregiver or viewer, valid a day."""
+        code = "".join(secrets.choice("0123456789") for _ in range(INVITE_DIGITS))
         self.db.execute("insert into invites values (?, ?, ?, ?)",
                         (_digest(code), role, time.time() + INVITE_S, by))
         return code
 
-    def join(self, code: str, name: str, password: str) -> Role:
-        """Use an invite: the account is made with the invite's role, and the code is spent."""
-        row = self.db.execute("select role, expires from invites where code=?",
-                              (_digest(code.strip()),)).fetchone()
+    def join(self, code: str, name: str, password: str, address: str = "") -> Role:
+        """Use an invite: the account is made with the invite's role, and the code is spent.
+        Wrong codes back off per address, as logins do: 12 digits are not guessed online."""
+        key = f"join:{address}"
+        wait = self.db.execute("select until from failures where key=?", (key,)).fetchone()
+        if wait and wait[0] > time.time():
+            seconds = int(wait[0] - time.time()) + 1
+            raise AccountError(f"Too many wrong codes. Please wait {seconds} second"
+                               f"{'' if seconds == 1 else 's'}.")
+        # Spaces and dashes as it was read out; an older code (letters too) as it was given.
+        said = {re.sub(r"[\s-]", "", code), code.strip()}
+        row = None
+        for candidate in said:
+            row = self.db.execute("select role, expires, code from invites where code=?",
+                                  (_digest(candidate),)).fetchone()
+            if row is not None:
+                break
         if row is None or time.time() > row[1]:
+            self._failed(key)
             raise AccountError("That invitation is not valid (used, withdrawn or too old).")
         role: Role = row[0]
         self.create(name, password, role)
-        self.db.execute("delete from invites where code=?", (_digest(code.strip()),))
+        self.db.execute("delete from invites where code=?", (row[2],))
+        self.db.execute("delete from failures where key=?", (key,))
         return role
+
+    def invitations(self) -> list[Invitation]:
+        """Invitations not yet used and still valid, newest first (older ones are dropped)."""
+        self.db.execute("delete from invites where expires < ?", (time.time(),))
+        rows = self.db.execute("select rowid, role, by, expires from invites "
+                               "order by expires desc").fetchall()
+        return [Invitation(id=r[0], role=r[1], by=r[2], expires=r[3]) for r in rows]
+
+    def withdraw(self, invitation: int) -> bool:
+        """Cancel an invitation: its code no longer works."""
+        return bool(self.db.execute("delete from invites where rowid=?", (invitation,)).rowcount)
 
     def people(self) -> list[tuple[str, Role]]:
         return [(r[0], r[1]) for r in self.db.execute("select name, role from users order by "
@@ -183,8 +241,15 @@ class Accounts:
             self.revoke_all(name)
         return bool(gone)
 
-    def sessions_of(self, name: str) -> list[tuple[str, float]]:
-        """(a short name for the session, when it began) of each session still open."""
-        rows = self.db.execute("select token, created from sessions where name=? and revoked=0 "
-                               "order by created desc", (name,)).fetchall()
-        return [(r[0][:8], r[1]) for r in rows if time.time() - r[1] <= SESSION_S]
+    def sessions_of(self, name: str, token: str | None = None) -> list[OpenSession]:
+        """Each session of `name` still open, newest first; `token` marks the current one."""
+        mine = _digest(token) if token else ""
+        rows = self.db.execute("select rowid, token, created, agent from sessions where name=? "
+                               "and revoked=0 order by created desc", (name,)).fetchall()
+        return [OpenSession(id=r[0], began=r[2], agent=r[3], current=r[1] == mine)
+                for r in rows if time.time() - r[2] <= SESSION_S]
+
+    def end_session(self, name: str, session: int) -> bool:
+        """End one of `name`'s own sessions (never another caregiver's)."""
+        return bool(self.db.execute("update sessions set revoked=1 where rowid=? and name=? "
+                                    "and revoked=0", (session, name)).rowcount)

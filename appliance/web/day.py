@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
 from typing import Any
 
-from appliance.audit.days import day_span, on_day, parse_day, said_day, today_in
+from appliance.audit.days import day_span, on_day, said_day, today_in
 from appliance.audit.story import Group, Happening, Story, told
 from appliance.audit.tally import DayCounts, DayTally
-from appliance.audit.timeline import WINDOW, AuditQueryError, first_at, timeline
+from appliance.audit.timeline import WINDOW, first_at, timeline
 from appliance.journal.application import Journal
+from appliance.web.when import Unreadable, read_day
 
 TRIGGERS = {"voice": "voice", "switch": "the switch", "text": "typing", "web": "the caregiver page"}
 PROBLEMS = frozenset({Group.refused, Group.failed})
@@ -34,8 +35,8 @@ class Filter:
         """The filter a page's query asks for, and what in it could not be read ("")."""
         problem = ""
         try:
-            day = parse_day(query.get("day", "")[:40], today) if query.get("day") else None
-        except AuditQueryError as e:
+            day = read_day(query.get("day", "")[:80], today) if query.get("day") else None
+        except Unreadable as e:
             day, problem = None, str(e)
         outcome = query.get("outcome", "")
         trigger = query.get("trigger", "")

@@ -15,7 +15,7 @@ Kind = Literal["choice", "number", "text", "list"]
 
 GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("Listening", "How the person wakes the appliance and talks to it.",
-     ("wake_phrase", "wake_check", "barge_in")),
+     ("wake_phrase", "wake_check", "barge_in", "end_of_speech_s", "learn_voice")),
     ("Safety", "What needs a yes before it happens.",
      ("allow_destructive", "confirm_timeout_s", "max_unconfirmed_per_minute")),
     ("Switch", "For a person who uses one or two switches instead of, or as well as, speech.",
@@ -27,7 +27,8 @@ GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("transcript_days", "fleet_transcripts")),
     ("Language model", "Works out requests the built-in phrases do not cover, on this device.",
      ("llm", "ollama_host", "ollama_model", "llama_model")),
-    ("Apps", "Applications the appliance keeps away from.", ("denylist_apps",)),
+    ("Apps", "Applications the appliance keeps away from, and those it reads from the screen.",
+     ("denylist_apps", "screen_read_apps")),
     ("Time", "How this page tells the time.", ("time_zone",)),
 )
 
@@ -51,6 +52,7 @@ class Group:
     name: str
     hint: str
     fields: list[Field] = field(default_factory=list)
+    now: str = ""  # what is actually in effect, where that can differ from what is set
 
     @property
     def anchor(self) -> str:

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import secrets
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from pathlib import Path
@@ -16,9 +18,10 @@ from fastapi.templating import Jinja2Templates
 
 from appliance.audit.days import zone_of
 from appliance.audit.tally import DayTally
+from appliance.health.heartbeat import Liveness
 from appliance.journal.application import Journal
 from appliance.web.accounts import Accounts, LoginSession, Role
-from appliance.web.health import Check
+from appliance.web.health import Check, kiosk_now
 from appliance.web.pairing import PairingOffer
 
 if TYPE_CHECKING:
@@ -37,8 +40,16 @@ class WebState:
     notes: Path | None = None  # where the kiosk picks up what to announce
     folder: Path = Path(".")  # where the journal and web.sqlite live (for disk space)
     verified: Check | None = None  # the last journal check run from the page
+    verified_at: float = 0.0  # when it ran (Unix seconds)
     fleet: CentralStore | None = None  # the central server's database (--central-db)
     tally: DayTally = field(default_factory=DayTally)  # the day's counts, kept up to date
+    clock: Callable[[], float] = time.time  # "now" for the kiosk's heartbeat (a test's own)
+
+    def kiosk(self) -> Liveness | None:
+        """Whether the kiosk is listening now; None at a central server, which has no kiosk."""
+        if self.fleet is not None:
+            return None
+        return kiosk_now(self.folder, self.clock(), self.zone)[1]
 
     @property
     def zone(self) -> tzinfo:
@@ -91,6 +102,8 @@ def plural(count: int, word: str) -> str:
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     token = request.cookies.get(PRE_CSRF) or secrets.token_urlsafe(24)
+    if context.get("who") is not None and "kiosk" not in context:
+        context["kiosk"] = web_state(request).kiosk()  # the banner every signed-in page has
     response = templates(request).TemplateResponse(
         request, template, {"form_token": token, **context}, status_code=status)
     response.set_cookie(PRE_CSRF, token, httponly=True, samesite="strict",

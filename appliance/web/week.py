@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, tzinfo
 from typing import Any
 
-from appliance.audit.days import day_span, said_day, short_day, today_in
+from appliance.audit.days import WEEKDAYS, day_span, said_day, short_day, today_in
 from appliance.audit.story import Group, group_of
 from appliance.audit.timeline import first_at
 from appliance.journal.application import Journal
@@ -78,18 +78,38 @@ def week(journal: Journal, zone: tzinfo, now: datetime | None = None) -> list[Da
     return list(days.values())
 
 
-def bars(days: list[Day], width: int = 700, height: int = 260) -> dict[str, Any]:
-    """Geometry for the SVG template: one stacked bar a day (done, refused, other)."""
+LABEL_PX = 28  # the chart's text in its own units: 700 wide drawn at ~360 px on a phone is 14 px
+MONTHS_SHORT = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
+                "Dec")
+
+
+def axis_label(day: date, today: date) -> tuple[str, str, str]:
+    """Three short lines under a bar, read as "Mon 30 Nov" (or "Today 1 Dec"): on one line
+    they would not fit a seventh of a phone at a readable size."""
+    first = "Today" if day == today else WEEKDAYS[day.weekday()][:3]
+    return first, str(day.day), MONTHS_SHORT[day.month - 1]
+
+
+def bars(days: list[Day], width: int = 700, height: int = 300) -> dict[str, Any]:
+    """Geometry for the SVG template: one stacked bar a day (done, refused, other), its total
+    above it, each part's count inside it where there is room, the day under it."""
     top = max([d.done + d.refused + d.other for d in days] + [1])
     slot = width / len(days)
+    room = height - LABEL_PX - 12  # the total is written above the tallest bar
+    today = days[-1].date  # week() ends with today
     out = []
     for i, d in enumerate(days):
-        x, y = i * slot + slot * 0.2, float(height)
+        x, y = i * slot + slot * 0.15, float(height)
         parts = []
         for kind, count in (("done", d.done), ("refused", d.refused), ("other", d.other)):
-            h = (height - 30) * count / top
+            h = room * count / top
             y -= h
-            parts.append({"kind": kind, "count": count, "y": round(y, 1), "h": round(h, 1)})
-        out.append({"x": round(x, 1), "w": round(slot * 0.6, 1), "parts": parts,
-                    "label": d.label, "total": d.done + d.refused + d.other})
-    return {"width": width, "height": height, "bars": out, "top": top}
+            parts.append({"kind": kind, "count": count, "y": round(y, 1), "h": round(h, 1),
+                          "shows": h >= LABEL_PX + 4, "mid": round(y + h / 2 + LABEL_PX / 3, 1)})
+        first, second, third = axis_label(d.date, today)
+        out.append({"x": round(x, 1), "w": round(slot * 0.7, 1), "cx": round(x + slot * 0.35, 1),
+                    "parts": parts, "first": first, "second": second, "third": third,
+                    "total": d.done + d.refused + d.other, "total_y": round(y - 8, 1)})
+    return {"width": width, "height": height, "bars": out, "top": top, "label_px": LABEL_PX,
+            "axis": height + LABEL_PX + 6, "axis2": height + 2 * LABEL_PX + 8,
+            "axis3": height + 3 * LABEL_PX + 10, "full": height + 3 * LABEL_PX + 20}

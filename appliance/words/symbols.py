@@ -31,6 +31,7 @@ SYMBOL_NAMES: dict[str, str] = {
     ".": "point",
     ",": "comma",
     "⌫": "backspace",
+    "<-": "backspace",  # galculator's erase key, drawn as an ASCII arrow
     "←": "back",
     "→": "forward",
     "✕": "close",
@@ -86,13 +87,22 @@ OPERATORS = frozenset("×÷−±√²π")
 """Symbols that are never a separator or part of a word, wherever they stand."""
 
 
+def only_symbols(name: str) -> bool:
+    """Whether a name is made of symbols alone ("+", "<-", "+/-"): no letter or digit."""
+    return bool(name.strip()) and not _WORD_CHAR.search(name)
+
+
 def spelled_symbols(name: str) -> str:
     """`name` with the symbols that label something spelled out: a name that is only symbols
     ("+", "+/-"), an operator anywhere ("x²"), a symbol on a word's edge ("M+", "50%"). A
-    symbol inside a word ("e-mail", "3.5") or standing apart ("Inbox - Mail") is punctuation."""
+    symbol inside a word ("e-mail", "3.5") or standing apart ("Inbox - Mail") is punctuation.
+    A name of symbols with one not known here ("<=") is not spelled at all: its known part
+    alone ("=") would name a different button."""
     if not _SYMBOL.search(name):
         return name
     alone = not _WORD_CHAR.search(name)
+    if alone and _SYMBOL.sub("", name).strip():
+        return name
     out: list[str] = []
     last = 0
     for m in _SYMBOL.finditer(name):
@@ -103,6 +113,17 @@ def spelled_symbols(name: str) -> str:
             last = m.end()
     out.append(name[last:])
     return "".join(out)
+
+
+SAID_SYMBOLS = frozenset(SYMBOL_NAMES.values())
+"""Every symbol's spoken name ("plus", "backspace")."""
+
+
+def symbol_said(key: str) -> str | None:
+    """The symbol's name a folded spoken reference says ("take away" -> "minus"), if it says
+    one: such a name matches only its own symbol, never a near one."""
+    name = SPOKEN_ALIASES.get(key, key)
+    return name if name in SAID_SYMBOLS else None
 
 
 def alias_of(key: str) -> str | None:

@@ -41,7 +41,8 @@ CHROMIUM_FLAGS = (
 EDITORS = {"featherpad": ["featherpad"], "gtk4-print-editor": ["gtk4-print-editor"]}
 """Text editors that save the file they were opened on: Qt 5 and GTK4."""
 
-for tool in ("chromium", "openbox", "yad", "featherpad", "gtk4-print-editor", "galculator"):
+for tool in ("chromium", "openbox", "yad", "featherpad", "gtk4-print-editor", "galculator",
+             "gnome-calculator"):
     # scripts/setup.sh installs these: a missing one fails the tests rather than skipping them.
     assert shutil.which(tool), f"{tool} missing: run scripts/setup.sh"
 

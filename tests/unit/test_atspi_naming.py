@@ -93,3 +93,27 @@ def test_visible_counts_as_showing_where_a_toolkit_never_says_showing() -> None:
     tree.visible_means_showing = True
     assert has_state(tree.shown(VISIBLE), "showing")
     assert "invisible" not in state_names(tree.shown(VISIBLE))
+
+
+def test_a_gtk4_name_that_is_its_own_label_twice_is_read_once() -> None:
+    """GNOME Calculator on GTK 4.8: "= =", labelled by its own child label. A name that only
+    looks doubled ("Bora Bora") but is labelled by another element stays as it is."""
+    from appliance.desktop.atspi.tree import LABELLED_BY, apply_reply, said_once
+
+    key = _node("/eq", "push button", "= =", None)
+    key.inner = ((":1.1", "/eq/label"),)
+    island = _node("/bb", "push button", "Bora Bora", None)
+    tree = _tree(key, island)
+    apply_reply(tree, key, "repeated", ([(LABELLED_BY, [(":1.1", "/eq/label")])],))
+    apply_reply(tree, island, "repeated", ([(LABELLED_BY, [(":1.1", "/elsewhere")])],))
+    assert (key.name, key.label_repeated) == ("=", True)
+    assert (island.name, island.label_repeated) == ("Bora Bora", False)
+    assert said_once("7 7") == "7" and said_once("Send") is None and said_once("a b a") is None
+
+
+def test_an_icon_button_is_named_by_its_tooltip_without_the_key_hint() -> None:
+    from appliance.desktop.atspi.tree import apply_reply
+
+    icon = _node("/clear", "push button", "", None)
+    apply_reply(_tree(icon), icon, "description", ("Clear Display [Escape]",))
+    assert icon.description == "Clear Display"

@@ -276,11 +276,14 @@ def test_a_button_name_on_its_own(planner: GrammarPlanner, messages: Snapshot) -
 
 
 def test_loose_verbs_are_not_dictation(planner: GrammarPlanner, messages: Snapshot) -> None:
-    """Only "type"/"dictate" start free dictation; "write to someone" opens the app for it."""
+    """"write" starts dictation only with the words themselves: "write to someone" opens the
+    app for it, and "write something nice" says what kind, not what."""
     assert has(plan(planner, "I want to write to someone", messages), intent="open_app",
                app="Messages")
     assert has(plan(planner, "put the radio on", messages), intent="open_app", app="Radio")
     assert plan(planner, "write something nice", messages) is None
+    assert has(plan(planner, "write thank you for the flowers", messages), intent="type_text",
+               text="thank you for the flowers", target="Message")
     assert has(plan(planner, "dictate see you soon", messages), intent="type_text",
                text="see you soon")
 
@@ -601,12 +604,19 @@ def test_items_named_by_some_of_their_words(planner: GrammarPlanner) -> None:
 
 
 def test_search_types_into_the_search_field(planner: GrammarPlanner, messages: Snapshot) -> None:
+    """Typed into the search field, then Enter in it (focused first: EditableText typing
+    leaves the focus where it was)."""
     m = mail_screen()
-    assert has(plan(planner, "search for margaret", m), intent="type_text", text="margaret",
-               target="Search mail")
-    assert has(plan(planner, "find emails from margaret", m), intent="type_text",
-               text="margaret", target="Search mail")
-    assert plan(planner, "search for grandma", messages) is None  # no search field there
+    for said, words in (("search for margaret", "margaret"),
+                        ("find emails from margaret", "margaret")):
+        data = plan(planner, said, m)
+        assert data is not None and data["intent"] == "sequence", data
+        assert [(s["intent"], s.get("target"), s.get("text"), s.get("key"))
+                for s in data["steps"]] == [
+            ("focus", "Search mail", None, None), ("type_text", "Search mail", words, None),
+            ("press_key", None, None, "Return")]
+    # no search field there, and its one field sends: never a search box
+    assert plan(planner, "search for grandma", messages) is None
 
 
 def test_writing_to_someone_is_three_steps(planner: GrammarPlanner, messages: Snapshot) -> None:

@@ -68,12 +68,54 @@ def test_a_near_miss_never_lands_on_a_two_letter_button(said: str) -> None:
         "reject", "clarify", "confirm")
 
 
-def test_an_operator_word_on_two_names_is_a_question_not_a_press() -> None:
+def test_an_operator_word_on_a_key_that_holds_it_is_a_question_not_a_press() -> None:
+    """"minus" with no minus key: M− holds the word and is asked about; ± ("plus minus") is
+    a name of symbols alone, matched only as said."""
     nodes = tuple(Node(id=str(i), role="push button", name=n, app="calc", window="Calc")
                   for i, n in enumerate(MEMORY_KEYS))
     snap = Snapshot(nodes=nodes, active_app="calc", active_window="Calc")
     verdict = validate(Activate(target="minus", words="press minus"), snap, Settings())
-    assert verdict.outcome == "clarify" and set(verdict.options) == {"M−", "±"}
+    assert verdict.outcome == "confirm", verdict
+    assert [s.node.name for s in verdict.steps if s.node] == ["M−"]
+    for said in ("times", "close"):  # "close" is letters from "Backspace": no match at all
+        verdict = validate(Activate(target=said, words=f"press {said}"), snap, Settings())
+        assert verdict.outcome == "reject", verdict
+
+
+GALCULATOR = ["<-", "C", "AC", "%", "sqrt", "=", "2", "1", ".", "0", "(", ")", "MS", "MR", "M+",
+              "*", "+/-", "+", "-", "3", "6", "5", "4", "/", "9", "8", "7"]
+"""galculator's keypad as AT-SPI names it (its erase key is "<-")."""
+
+
+def _pad(names: list[str]) -> Snapshot:
+    nodes = tuple(Node(id=str(i), role="toggle button", name=n, app="galculator",
+                       window="galculator") for i, n in enumerate(names))
+    return Snapshot(nodes=nodes, active_app="galculator", active_window="galculator")
+
+
+@pytest.mark.parametrize(("said", "button"), [
+    ("click minus", "-"), ("minus", "-"), ("click backspace", "<-"), ("click delete", "<-"),
+    ("click times", "*"), ("click plus minus", "+/-"),
+])
+def test_galculator_minus_is_its_minus_and_the_arrow_is_backspace(said: str, button: str) -> None:
+    plan = GrammarPlanner().plan(said, _pad(GALCULATOR))
+    assert isinstance(plan.intent, Activate) and plan.intent.target == button, plan.intent
+
+
+@pytest.mark.parametrize("said", ["click minus", "click times", "click the minus button"])
+def test_a_symbol_not_on_screen_is_said_to_be_missing_not_guessed(said: str) -> None:
+    """No minus key: "<-", "+" and "+/-" are letters away, but never pressed for it."""
+    snap = _pad(["+", "+/-", "=", "<-", "<="])
+    plan = GrammarPlanner().plan(said, snap)
+    assert plan.intent is not None
+    verdict = validate(plan.intent, snap, Settings())
+    assert verdict.outcome == "reject" and "can't find" in verdict.reasons[0], verdict
+
+
+@pytest.mark.parametrize(("name", "key"), [("<-", "backspace"), ("<=", ""), ("->", "")])
+def test_a_name_of_symbols_is_spelled_whole_or_not_at_all(name: str, key: str) -> None:
+    """Its known part alone would name another key: "<=" is not "equals"."""
+    assert name_key(name) == key
 
 
 @pytest.mark.parametrize(("said", "wanted"), [

@@ -24,23 +24,23 @@ class HeadlessSession:
     runtime_dir: Path | None = None
 
     @classmethod
-    def start(cls, timeout: float = 10.0) -> HeadlessSession:
+    def start(cls, timeout: float = 10.0, screen: str = "1024x768") -> HeadlessSession:
         for tool in ("Xvfb", "dbus-daemon"):
             if shutil.which(tool) is None:
                 raise DesktopError(f"{tool} is not installed.")
         session = cls(runtime_dir=Path(tempfile.mkdtemp(prefix="appliance-xdg-")))
         try:
-            session._start_x(timeout)
+            session._start_x(timeout, screen)
             session._start_bus(timeout)
         except BaseException:
             session.stop()
             raise
         return session
 
-    def _start_x(self, timeout: float) -> None:
+    def _start_x(self, timeout: float, screen: str) -> None:
         read_fd, write_fd = os.pipe()
         xvfb = subprocess.Popen(
-            ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1024x768x24", "-nolisten",
+            ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", f"{screen}x24", "-nolisten",
              "tcp", "-noreset"],
             pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True,

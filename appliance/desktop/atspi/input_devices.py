@@ -50,6 +50,12 @@ class InputDevices:
         pointer = self._uinput(self._pointer_device)
         return (pointer, "uinput") if pointer is not None else (self.synth, "atspi")
 
+    def click(self, x: int, y: int) -> str:
+        """Click at a point on screen; returns "uinput" or "atspi" (what seeing clicks with)."""
+        pointer, via = self.clicks()
+        pointer.click(x, y)
+        return via
+
     def _uinput(self, open_device: Callable[[], Device]) -> Device | None:
         if self.use_uinput:
             try:

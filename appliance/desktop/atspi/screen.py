@@ -30,6 +30,7 @@ from appliance.desktop.atspi.tree import (
     clean_name,
     extents_call,
     fetch_app,
+    said_once,
     value_calls,
 )
 from appliance.desktop.atspi.vocabulary import has_state, state_names
@@ -308,8 +309,10 @@ def refresh_raw(bus: A11yBus, tree: AppTree, raws: list[RawNode]) -> None:
         if kind == "states":
             raw.states = tree.shown(tuple(reply[0]), raw.ref)
         elif kind == "name":
-            if reply[0] and not raw.inferred_name:
-                raw.name = clean_name(reply[0])
+            # A type name read again ("GtkButton") is no name: the one found for it stays.
+            name = clean_name(reply[0])
+            if name and not raw.inferred_name:
+                raw.name = (said_once(name) or name) if raw.label_repeated else name
         elif kind == "secret":
             raw.value = REDACTED if int(reply[0]) else ""
         else:

@@ -23,6 +23,7 @@ from appliance.desktop.atspi.bus import (
 from appliance.desktop.atspi.gi_modules import Atspi, GLib
 from appliance.desktop.atspi.vocabulary import has_state, role_name, with_state
 from appliance.desktop.roles import (
+    BUTTON_ROLES,
     ITEM_ROLES,
     LABEL_TEXT_ROLES,
     LABELLED_ROLES,
@@ -68,6 +69,9 @@ class RawNode:
     maximum: float | None = None
     bounds: tuple[int, int, int, int] | None = None  # x, y, width, height on screen
     inferred_name: bool = False  # named from a label near it: the toolkit's own name is not it
+    inner: tuple[Ref, ...] = ()  # a named leaf's own children, not walked: its label may be one
+    label_repeated: bool = False  # GTK 4.8 says its label twice ("+ +"): said once when re-read
+    description: str = ""  # an unnamed button's tooltip, its name if nothing else names it
 
 
 @dataclass
@@ -128,6 +132,19 @@ def clean_name(name: Any) -> str:
     """A name as said aloud: toolkits pad some with runs of spaces or line breaks."""
     words = " ".join(str(name).split())
     return "" if TYPE_NAME.fullmatch(words) else words
+
+
+def said_once(name: str) -> str | None:
+    """The first half of a name that is one text said twice ("+ +" -> "+"), else None."""
+    words = name.split()
+    half = len(words) // 2
+    if half and len(words) % 2 == 0 and words[:half] == words[half:]:
+        return " ".join(words[:half])
+    return None
+
+
+SHORTCUT_HINT = re.compile(r"\s*\[[^\]]*\]$")
+"""A tooltip's trailing key hint ("Clear Display [Escape]"): not something a person says."""
 
 
 def _short(iface: str) -> str:
@@ -267,6 +284,7 @@ def _fill_gaps(
             if node is None:
                 continue
             if node.name and node.role in NAMED_LEAF_ROLES:
+                node.inner = tuple(node.children)
                 continue  # its children are its name again
             if reports_showing and _off_screen(node, tree):
                 continue  # nothing inside is on screen either (a web page's far rows)
@@ -303,6 +321,14 @@ def _enrich(bus: A11yBus, tree: AppTree) -> None:
         if not node.name and node.role in NEEDS_LABEL:
             calls.append(Call(node.ref, ACCESSIBLE, "GetRelationSet"))
             kinds.append(("relations", node))
+        elif said_once(node.name) is not None:
+            calls.append(Call(node.ref, ACCESSIBLE, "GetRelationSet"))
+            kinds.append(("repeated", node))
+        if not node.name and node.role in BUTTON_ROLES:
+            # An icon button: its tooltip is what Orca says for it when nothing else names it.
+            calls.append(Call(node.ref, PROPERTIES, "Get",
+                              GLib.Variant("(ss)", (ACCESSIBLE, "Description"))))
+            kinds.append(("description", node))
         if (where := extents_call(node)) is not None:
             calls.append(where)
             kinds.append(("bounds", node))
@@ -316,6 +342,8 @@ def _enrich(bus: A11yBus, tree: AppTree) -> None:
     for node in tree.nodes.values():
         if not node.name and node.role in NAME_FROM_CONTENT:
             node.name = _content_name(tree, node)
+        if not node.name and node.description:
+            node.name, node.inferred_name = node.description, True
     _name_from_neighbours(tree)
 
 
@@ -336,6 +364,17 @@ def apply_reply(tree: AppTree, node: RawNode, kind: str, reply: tuple[Any, ...])
     elif kind == "bounds":
         x, y, width, height = (int(v) for v in reply[0])
         node.bounds = (x, y, width, height) if width >= 0 and height >= 0 else None
+    elif kind == "description":
+        node.description = SHORTCUT_HINT.sub("", clean_name(reply[0]))
+    elif kind == "repeated":
+        # GTK 4.8 names a widget labelled by its own child by that label and then by its
+        # content, the same label again ("= ="): Orca reads the label once, and so do we.
+        own = {*node.inner, *node.children}
+        for rel_type, targets in reply[0]:
+            if int(rel_type) == LABELLED_BY and any((str(b), str(p)) in own for b, p in targets):
+                node.name = said_once(node.name) or node.name
+                node.label_repeated = True
+                return
     elif kind == "relations":
         for rel_type, targets in reply[0]:
             if int(rel_type) == LABELLED_BY and targets:

@@ -13,7 +13,7 @@ from appliance.desktop.resolve import (
     spoken_forms,
 )
 from appliance.desktop.roles import PRESSABLE_ROLES, SELECTABLE_ROLES
-from appliance.intents.grammar.messages import composed, search_field
+from appliance.intents.grammar.messages import added_to_list, composed, dictated, searched
 from appliance.intents.grammar.reading import Reading
 from appliance.intents.grammar.targets import Unresolved, any_of, containing
 from appliance.intents.grammar.values import set_value, slider
@@ -35,6 +35,7 @@ from appliance.intents.model import (
     TypeText,
     Undo,
 )
+from appliance.words.symbols import symbol_said
 
 _NAMES_A_FIELD = re.compile(
     r"\binto\b|\b(?:in|on)\s+(?:the\s+)?\S+(?:\s+\S+)?\s+(?:field|box|text box|entry)$",
@@ -72,7 +73,15 @@ def build(reading: Reading) -> tuple[Intent, bool]:
                 return Activate(target=named.name, words=words), True
             return PressKey(key=str(slots["key"].value), modifiers=modifiers, words=words), True
         case "activate":
-            t = reading.target()
+            try:
+                t = reading.target()
+            except Unresolved:
+                missing = _symbol_not_shown(reading.spoken("target"))
+                if missing is None:
+                    raise
+                # "click minus" with no minus button: the validator says it is not there,
+                # rather than "didn't understand" or a guess at another operator.
+                return Activate(target=missing, words=words), False
             return Activate(target=t.node.name, confidence=t.score, words=words), t.score == 1.0
         case "bare_name":
             t = reading.target()
@@ -166,11 +175,11 @@ def build(reading: Reading) -> tuple[Intent, bool]:
             score = found[1] if found[0] != snapshot.active_app else meaning.in_use_confidence
             return OpenApp(app=found[0], confidence=score, words=words), False
         case "search":
-            typed = reading.said("text")
-            field = search_field(snapshot)
-            if not typed or field is None:
-                raise Unresolved("no search field")
-            return TypeText(text=typed, target=field.name, words=words), False
+            return searched(reading), False
+        case "add_to_list":
+            return added_to_list(reading), False
+        case "write_in":
+            return dictated(reading), False
         case "compose" | "reply_with":
             return composed(reading), False
         case "vague":
@@ -178,6 +187,12 @@ def build(reading: Reading) -> tuple[Intent, bool]:
                 question=str(slots["question"].value), confidence=meaning.confidence, words=words
             ), False
     raise Unresolved(name)  # pragma: no cover - a template intent with no builder
+
+
+def _symbol_not_shown(spoken: str) -> str | None:
+    """The symbol's name a spoken target says ("minus"), when it names no element on screen."""
+    forms, _hint = spoken_forms(spoken)
+    return next((said for form in forms if (said := symbol_said(form)) is not None), None)
 
 
 def _exact_buttons(words: str, snapshot: Snapshot) -> list[Node]:

@@ -435,6 +435,12 @@ class SentenceSet:
                 return False
         return True
 
+    def means_alike(self, one: str, other: str) -> bool:
+        """Two sentences of the set that ask for the same thing ("select doctor", "select the
+        doctor")."""
+        meaning = self._meaning.get(" ".join(words(one)))
+        return meaning is not None and meaning == self._meaning.get(" ".join(words(other)))
+
     def number(self, text: str) -> str | None:
         """The number a sentence says to a slider ("80" of "volume to 80"), else None."""
         meaning = self._meaning.get(" ".join(words(text)))

@@ -1,24 +1,38 @@
 """The closed-set path as a pipecat STT service: Whisper's segmenting and speculation, with each
-segment heard against the sentences the current screen allows (closed_whisper.py).
+segment heard against the sentences the current screen allows (closed_whisper.py), and first
+against the person's own takes when they enrolled their voice (templates.py, profile.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
+import numpy as np
 from pipecat.frames.frames import Frame, VADUserStartedSpeakingFrame
 from pipecat.processors.frame_processor import FrameDirection
+from rapidfuzz import fuzz
 
+from appliance.policy.doubts import Doubt
 from appliance.voice.hearing.closed_set import SentenceSet, closed_set
-from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
-from appliance.voice.hearing.stt_whisper import Transcript, WhisperSTTService
+from appliance.voice.hearing.closed_whisper import SPOTTER_VETO, ClosedWhisperRecognizer
+from appliance.voice.hearing.profile import VoiceProfile
+from appliance.voice.hearing.stt_whisper import PREROLL_S, RATE, Transcript, WhisperSTTService
+from appliance.voice.hearing.templates import TemplateMatch
 from appliance.voice.hearing.wake_spotter import HEARD_BYTES
 from appliance.voice.sink import ScreenNames, TurnSink, names_reader, vocabulary_of
 
 log = logging.getLogger(__name__)
+
+TEMPLATE_ENGINE = "closed:templates"
+"""The engine a command heard by the person's own takes is recorded under."""
+NEAR_SPELLING = 75.0
+"""A sentence of the screen spelt this close to an enrolled one, itself not enrolled, is one
+the takes cannot tell apart from it ("click save" beside an enrolled "click send")."""
+YES = "yes"
 
 
 def screen_reader(
@@ -41,10 +55,15 @@ class ClosedSetSTTService(WhisperSTTService):
         names: Callable[[], ScreenNames],
         words_of: Callable[[ScreenNames], list[str]],
         replying: Callable[[], bool] = lambda: False,
+        profile: VoiceProfile | None = None,
+        learning: bool = True,
+        on_learned: Callable[[str], None] | None = None,
         **kwargs: Any,
     ) -> None:
         """`words_of`: the open path's prompt words for the names read (one read of the
-        screen gives both, per segment); `replying`: whether the appliance is speaking."""
+        screen gives both, per segment); `replying`: whether the appliance is speaking;
+        `profile`: the person's takes, heard first; `learning`: a yes to "did you mean"
+        offers the doubted audio to the profile as a take, and `on_learned` hears of it."""
         super().__init__(
             recognizer.engine, lambda: words_of(names()), recognizer.wake_phrase, **kwargs
         )
@@ -55,6 +74,11 @@ class ClosedSetSTTService(WhisperSTTService):
         self._read: ScreenNames | None = None  # the screen as read when this segment began
         self._replying = replying
         self._over_reply = False  # this segment began while the appliance was speaking
+        self.profile = profile
+        self.learning = learning
+        self._on_learned = on_learned
+        self._asked: tuple[str, bytes] | None = None  # the doubted sentence and its audio
+        self._spotter_knows: tuple[int, bool] | None = None  # (profile generation, verdict)
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         if isinstance(frame, VADUserStartedSpeakingFrame):
@@ -92,8 +116,83 @@ class ClosedSetSTTService(WhisperSTTService):
     def _hear(self, pcm: bytes) -> Transcript:
         names = self._names() if self._read is None else self._read
         sentences = closed_set(*names)
-        return self.recognizer.transcribe(pcm, sentences, self._words_of(names),
-                                          self._over_reply)
+        personal = self._personal(pcm, sentences)
+        if personal is not None and not personal.doubt:
+            return self._learned_from(personal, pcm)
+        heard = self.recognizer.transcribe(pcm, sentences, self._words_of(names),
+                                           self._over_reply)
+        if personal is not None and (heard.engine != "closed:whisper" or heard.doubt):
+            # Whisper is no surer than the takes, which a near sentence may also fit: ask.
+            heard = personal
+        return self._learned_from(heard, pcm)
+
+    def _personal(self, pcm: bytes, sentences: SentenceSet) -> Transcript | None:
+        """The sentence the person's own takes hear, or None; doubtful when the screen has a
+        sentence, not enrolled, spelt so near that the takes cannot tell the two apart."""
+        if self.profile is None or self._over_reply:
+            return None
+        start = time.monotonic()
+        try:
+            templates = self.profile.template_set()
+            found = templates.hear(pcm, lambda phrase: phrase in sentences)
+        except Exception as e:  # a damaged profile: Whisper alone hears, as before enrolment
+            log.warning("the voice profile could not be used: %s", e)
+            return None
+        if found is None or (found.wake and not self._wake_spotted(pcm)):
+            return None
+        enrolled = set(templates.phrases)
+        near = [s for s in sentences.nearest(found.phrase, 6)
+                if s not in enrolled and fuzz.ratio(s, found.phrase) >= NEAR_SPELLING
+                and not sentences.means_alike(s, found.phrase)]
+        if near:
+            log.info("heard %r by the person's takes, but %r is spelt too near", found.phrase,
+                     near[0])
+        return self._transcript(found, pcm, (time.monotonic() - start) * 1000,
+                                Doubt.LESS_SURE if near else "")
+
+    def _wake_spotted(self, pcm: bytes) -> bool:
+        """The wake spotter does not veto the wake phrase the takes heard ("hey junior" is as
+        near to them as the person's own), unless it vetoes the person's own wake takes too:
+        then it does not know their voice, and the takes alone decide."""
+        spotter = self.recognizer.spotter
+        if spotter is None or self.profile is None:
+            return True
+        generation = self.profile.generation()
+        if self._spotter_knows is None or self._spotter_knows[0] != generation:
+            scores = [spotter.score(bytes(int(PREROLL_S * RATE) * 2) + take)
+                      for take in self.profile.wake_audio()]
+            knows = bool(scores) and float(np.median(scores)) >= SPOTTER_VETO
+            self._spotter_knows = (generation, knows)
+        return not self._spotter_knows[1] or spotter.score(pcm) >= SPOTTER_VETO
+
+    def _transcript(self, found: TemplateMatch, pcm: bytes, ms: float,
+                    doubt: str) -> Transcript:
+        lead = self.recognizer.wake_phrase + " " if found.wake else ""
+        # Never said in full: a pause in slow speech must not end the segment on a match.
+        return Transcript(lead + found.phrase, found.sureness, ms, len(pcm) / 2 / RATE,
+                          engine=TEMPLATE_ENGINE, wake=found.wake, doubt=doubt)
+
+    def _learned_from(self, heard: Transcript, pcm: bytes) -> Transcript:
+        """Remember a doubted sentence's audio; a yes after it teaches the profile that take."""
+        if self.profile is None or not self.learning:
+            return heard
+        said = self.recognizer.command_words(heard.text, bool(heard.wake))
+        asked, self._asked = self._asked, None
+        if heard.doubt and heard.engine in ("closed:whisper", TEMPLATE_ENGINE):
+            self._asked = (said, pcm)
+        elif said == YES and asked is not None:
+            phrase, audio = asked
+            self._hearing.submit(self._learn, phrase, audio)
+        return heard
+
+    def _learn(self, phrase: str, pcm: bytes) -> None:
+        assert self.profile is not None
+        try:
+            self.profile.learn(phrase, pcm)
+            if self._on_learned is not None:
+                self._on_learned(phrase)
+        except Exception as e:  # a take that cannot be learned from is only not learned
+            log.info("not learned from the yes to %r: %s", phrase, e)
 
 
 def _quietly(score: Callable[[bytes], float], pcm: bytes) -> None:

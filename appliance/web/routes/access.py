@@ -59,7 +59,9 @@ async def pair(request: Request, web: State, data: PreSessionForm) -> Response:
         web.accounts.create(name, data.get("password", ""), "owner")
     except AccountError as e:
         web.pairing.new()  # the code was used: the next try needs the kiosk's new one
-        return page(request, "pair.html", 400, error=str(e), name=name)
+        return page(request, "pair.html", 400, name=name, error=(
+            f"{e} That code is now used up, so the kiosk is saying and showing a new one: "
+            "enter the new code with your next try."))
     web.journal.web_access("paired", name, address(request))
     return noticed(RedirectResponse("/login", 303), "paired", web.secure)
 
@@ -73,7 +75,8 @@ async def join_form(request: Request) -> Response:
 async def join(request: Request, web: State, data: PreSessionForm) -> Response:
     name = data.get("name", "").strip()
     try:
-        role = web.accounts.join(data.get("code", ""), name, data.get("password", ""))
+        role = web.accounts.join(data.get("code", "")[:80], name, data.get("password", ""),
+                                 address(request))
     except AccountError as e:
         return page(request, "join.html", 400, error=str(e), name=name)
     web.journal.web_access(f"joined_as_{role}", name, address(request))
@@ -100,7 +103,8 @@ async def login(request: Request, web: State, data: PreSessionForm) -> Response:
                        error=f"Too many tries. Please wait {plural(seconds, 'second')}.")
         refused.headers["Retry-After"] = str(seconds)
         return refused
-    token = web.accounts.login(name, data.get("password", ""), where)
+    token = web.accounts.login(name, data.get("password", ""), where,
+                               request.headers.get("user-agent", ""))
     if token is None:
         web.journal.web_access("login_failed", name[:40] or "-", where)
         return page(request, "login.html", 400, name=name,

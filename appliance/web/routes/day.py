@@ -14,7 +14,6 @@ from appliance.audit.days import (
     day_span,
     long_day,
     on_day,
-    parse_day,
     said_day,
     today_in,
     zone_name,
@@ -22,7 +21,7 @@ from appliance.audit.days import (
 from appliance.audit.replay import replay_journal
 from appliance.audit.story import story_of, told_between
 from appliance.audit.tally import DayCounts
-from appliance.audit.timeline import AuditQueryError, NoSuchTurn, parse_since
+from appliance.audit.timeline import NoSuchTurn
 from appliance.journal.application import Journal
 from appliance.web.day import TRIGGERS, Filter, day_view
 from appliance.web.shared import (
@@ -36,6 +35,7 @@ from appliance.web.shared import (
     templates,
 )
 from appliance.web.week import bars, week
+from appliance.web.when import Unreadable, read_day, read_since
 
 LIVE_POLL_S = 0.1
 
@@ -61,7 +61,8 @@ async def today(request: Request, web: State, who: Caregiver) -> Response:
     view = day_view(web.journal, web.tally, zone, wanted,
                     before=int(before) if before.isdigit() else None,
                     undo=_undo_for(web, can_change(who)))
-    return page(request, "today.html", who=who, view=view, problem=problem,
+    written = long_day(wanted.day) if wanted.day else query.get("day", "")[:80]
+    return page(request, "today.html", who=who, view=view, problem=problem, day_written=written,
                 live=not before and not wanted.active, triggers=TRIGGERS, zone=zone_name(zone),
                 kept=urlencode({k: v for k, v in query.items() if k != "before"}))
 
@@ -90,8 +91,8 @@ async def report(request: Request, web: State, who: Caregiver) -> Response:
     zone = web.zone
     today = today_in(zone)
     try:
-        day = parse_day(request.query_params.get("day", ""), today)
-    except AuditQueryError as e:
+        day = read_day(request.query_params.get("day", "")[:80], today)
+    except Unreadable as e:
         return page(request, "message.html", 400, who=who, title="Day report", message=str(e))
     found = told_between(web.journal, *day_span(day, zone), zone)
     said = said_day(day, today)
@@ -107,8 +108,8 @@ async def replay(request: Request, web: State, who: Caregiver) -> Response:
     if not since:
         return page(request, "replay.html", who=who, since="today")
     try:
-        report = replay_journal(web.journal, since=parse_since(since, zone=web.zone))
-    except AuditQueryError as e:
+        report = replay_journal(web.journal, since=read_since(since[:80], web.zone))
+    except Unreadable as e:
         return page(request, "replay.html", 400, who=who, since=since, error=str(e))
     return page(request, "replay.html", who=who, since=since, report=report)
 

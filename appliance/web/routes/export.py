@@ -10,9 +10,9 @@ from fastapi.responses import Response
 
 from appliance.audit.days import zone_name
 from appliance.audit.story import told_between
-from appliance.audit.timeline import AuditQueryError, parse_since
 from appliance.web.export import as_csv, as_jsonl, rows
 from appliance.web.shared import Caregiver, State, page
+from appliance.web.when import Unreadable, read_since
 
 router = APIRouter()
 
@@ -22,9 +22,9 @@ async def export(request: Request, web: State, who: Caregiver) -> Response:
     query = request.query_params
     zone = web.zone
     try:
-        since = parse_since(query.get("since") or None, zone=zone)
-        until = parse_since(query.get("until") or None, zone=zone)
-    except AuditQueryError as e:
+        since = read_since(query.get("since", "")[:80], zone)
+        until = read_since(query.get("until", "")[:80], zone)
+    except Unreadable as e:
         return page(request, "message.html", 400, who=who, title="Take a copy", message=str(e))
     if query.get("format", "csv") == "csv":
         found = told_between(web.journal, since or datetime.fromtimestamp(0, UTC), until, zone)

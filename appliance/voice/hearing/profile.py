@@ -1,0 +1,331 @@
+"""The person's voice profile: their own takes of the wake phrase and of their commands, kept on
+the device only, in a SQLite file of its own beside the journal (mode 0600). Never in the
+journal, never in a fleet batch: the journal records only that takes were added or removed.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from appliance.voice.audio.pcm import PIPELINE_RATE, float_to_pcm16, pcm16_to_float
+from appliance.voice.errors import VoiceError
+from appliance.voice.hearing.templates import Template, TemplateSet, features, speech
+
+KEPT_PER_PHRASE = 10
+"""Takes kept of one phrase: the oldest learned one goes when another is learned."""
+NOISY_SNR_DB = 10.0
+"""Each take is also kept mixed with noise this far below it, so it is known in a noisy room."""
+QUIETEST_PEAK = 0.02
+"""A take whose loudest 20 ms is quieter than this (of full scale) holds nothing to learn."""
+CLIPPED_SHARE = 0.01
+"""A take with more of its samples than this at full scale is clipped: it is asked again."""
+SHORTEST_S = 0.15
+"""Speech shorter than this is a click or a breath, not a take."""
+LONGEST_S = 8.0
+"""A take longer than this is not one phrase."""
+PAUSE_FLOOR_S = 0.35
+"""The shortest wait for the end of speech (the pipeline's default)."""
+PAUSE_CEILING_S = 1.6
+"""The longest wait for the end of speech a profile may ask for."""
+PAUSE_MARGIN = 1.25
+"""How many times the person's longest pause between words to wait, before PAUSE_EXTRA_S."""
+PAUSE_EXTRA_S = 0.1
+"""Added to the wait: the VAD hears the end of a word a little later than its level drops."""
+
+
+class TakeKind(StrEnum):
+    WAKE = "wake"
+    COMMAND = "command"
+
+
+class TakeSource(StrEnum):
+    ENROLLED = "enrolled"  # said when asked to, at enrolment or with `appliance enroll`
+    LEARNED = "learned"  # heard in use and confirmed by the person's yes
+
+
+@dataclass(frozen=True)
+class Take:
+    """One recording of the person saying `phrase`; `pending` until confirmed or approved."""
+
+    id: int
+    phrase: str
+    kind: TakeKind
+    source: TakeSource
+    pending: bool
+    created: float  # seconds since the epoch
+    seconds: float
+    longest_pause_s: float
+
+
+class BadTake(VoiceError):
+    """A take that cannot be learned from, said in words ("let's try that once more")."""
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS takes (
+    id INTEGER PRIMARY KEY,
+    phrase TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    source TEXT NOT NULL,
+    pending INTEGER NOT NULL,
+    created REAL NOT NULL,
+    seconds REAL NOT NULL,
+    longest_pause_s REAL NOT NULL,
+    audio BLOB NOT NULL,
+    clean BLOB NOT NULL,
+    noisy BLOB NOT NULL,
+    frames INTEGER NOT NULL,
+    noisy_frames INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+_COLUMNS = "id, phrase, kind, source, pending, created, seconds, longest_pause_s"
+FEATURES = 96  # openWakeWord's embedding width
+
+
+def check_take(pcm: bytes) -> bytes:
+    """The take's speech, or BadTake saying in words what is wrong with it."""
+    samples = pcm16_to_float(pcm)
+    if len(samples) == 0 or float(np.abs(samples).max(initial=0.0)) < QUIETEST_PEAK:
+        raise BadTake("nothing was heard in it (silence, or far too quiet)")
+    if float(np.mean(np.abs(samples) >= 0.999)) > CLIPPED_SHARE:
+        raise BadTake("it is clipped (too loud for the microphone)")
+    said = speech(pcm)
+    seconds = len(said) / 2 / PIPELINE_RATE
+    if seconds < SHORTEST_S:
+        raise BadTake("it is too short to hold a phrase")
+    if seconds > LONGEST_S:
+        raise BadTake(f"it is longer than {LONGEST_S:.0f} seconds: one phrase at a time")
+    return said
+
+
+def longest_pause(said: bytes) -> float:
+    """The longest quiet stretch inside the speech, in seconds (the gaps between words)."""
+    samples = pcm16_to_float(said)
+    frame = PIPELINE_RATE // 50  # 20 ms
+    count = len(samples) // frame
+    if count < 3:
+        return 0.0
+    rms = np.sqrt(np.mean(np.square(samples[:count * frame].reshape(count, frame)), axis=1))
+    quiet = rms < float(rms.max()) * 10 ** (-30 / 20)
+    longest = run = 0
+    for q in quiet:
+        run = run + 1 if q else 0
+        longest = max(longest, run)
+    return longest * 0.02
+
+
+def with_noise(said: bytes, snr_db: float = NOISY_SNR_DB) -> bytes:
+    """The take mixed with pink noise `snr_db` below it (seeded by the take: the same each run)."""
+    x = pcm16_to_float(said).astype(np.float64)
+    rng = np.random.default_rng(len(said))
+    spectrum = np.fft.rfft(rng.standard_normal(len(x)))
+    spectrum /= np.maximum(np.sqrt(np.arange(len(spectrum))), 1.0)  # 1/f power: pink
+    noise = np.fft.irfft(spectrum, n=len(x))
+    level = np.sqrt(np.mean(x ** 2)) / max(float(np.sqrt(np.mean(noise ** 2))), 1e-12)
+    mixed = x + noise * level / 10 ** (snr_db / 20)
+    return float_to_pcm16(np.clip(mixed, -1.0, 1.0).astype(np.float32))
+
+
+def _blob(embedded: npt.NDArray[np.float32]) -> bytes:
+    return np.ascontiguousarray(embedded, dtype="<f4").tobytes()
+
+
+def _floats(blob: bytes, frames: int) -> npt.NDArray[np.float32]:
+    return np.frombuffer(blob, dtype="<f4").reshape(frames, FEATURES).astype(np.float32)
+
+
+class VoiceProfile:
+    """The takes in one profile file; every change bumps a generation other processes see."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._cached: tuple[int, TemplateSet] | None = None
+
+    @contextmanager
+    def _db(self, write: bool = False) -> Iterator[sqlite3.Connection]:
+        if not self.path.exists():
+            if not write:
+                raise FileNotFoundError(self.path)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+        db = sqlite3.connect(self.path, timeout=10)
+        try:
+            if write:
+                db.executescript(_SCHEMA)
+            with db:
+                yield db
+        finally:
+            db.close()
+
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    def generation(self) -> int:
+        """Changes with every write to the profile (0: no profile)."""
+        if not self.exists():
+            return 0
+        try:
+            with self._db() as db:
+                row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        except sqlite3.Error:
+            return 0
+        return int(row[0]) if row else 0
+
+    def _bump(self, db: sqlite3.Connection) -> None:
+        db.execute("INSERT INTO meta VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE "
+                   "SET value = CAST(value AS INTEGER) + 1")
+
+    def add(self, phrase: str, kind: TakeKind, pcm: bytes,
+            source: TakeSource = TakeSource.ENROLLED, pending: bool = False) -> Take:
+        """Learn one take (BadTake, and nothing added, when it cannot be learned from)."""
+        phrase = " ".join(phrase.casefold().split())
+        if not phrase:
+            raise BadTake("the phrase is empty")
+        said = check_take(pcm)
+        clean, noisy = features(said), features(with_noise(said))
+        if len(clean) < 2:
+            raise BadTake("it is too short to hold a phrase")
+        row = (phrase, kind.value, source.value, int(pending), time.time(),
+               len(said) / 2 / PIPELINE_RATE, longest_pause(said), said, _blob(clean),
+               _blob(noisy), len(clean), len(noisy))
+        with self._db(write=True) as db:
+            cursor = db.execute(
+                "INSERT INTO takes (phrase, kind, source, pending, created, seconds, "
+                "longest_pause_s, audio, clean, noisy, frames, noisy_frames) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+            take_id = int(cursor.lastrowid or 0)
+            self._keep_newest(db, phrase)
+            self._bump(db)
+        return Take(take_id, phrase, kind, source, pending, row[4], row[5], row[6])
+
+    def _keep_newest(self, db: sqlite3.Connection, phrase: str) -> None:
+        """At most KEPT_PER_PHRASE takes of a phrase: learned ones go first, oldest first."""
+        ids = [r[0] for r in db.execute(
+            "SELECT id FROM takes WHERE phrase = ? ORDER BY source = 'enrolled', created DESC",
+            (phrase,))]
+        # Sorted learned (newest first), then enrolled: drop from the learned end's oldest.
+        excess = len(ids) - KEPT_PER_PHRASE
+        if excess <= 0:
+            return
+        learned = [r[0] for r in db.execute(
+            "SELECT id FROM takes WHERE phrase = ? AND source = 'learned' ORDER BY created",
+            (phrase,))]
+        for take_id in (learned + ids[::-1])[:excess]:
+            db.execute("DELETE FROM takes WHERE id = ?", (take_id,))
+
+    def takes(self, phrase: str | None = None) -> list[Take]:
+        if not self.exists():
+            return []
+        query = f"SELECT {_COLUMNS} FROM takes"
+        args: tuple[str, ...] = ()
+        if phrase is not None:
+            query, args = query + " WHERE phrase = ?", (" ".join(phrase.casefold().split()),)
+        with self._db() as db:
+            return [Take(r[0], r[1], TakeKind(r[2]), TakeSource(r[3]), bool(r[4]), r[5], r[6],
+                         r[7]) for r in db.execute(query + " ORDER BY phrase, created", args)]
+
+    def audio(self, take_id: int) -> bytes:
+        """The take's PCM16 at 16 kHz (for the caregiver to play); empty when it is gone."""
+        if not self.exists():
+            return b""
+        with self._db() as db:
+            row = db.execute("SELECT audio FROM takes WHERE id = ?", (take_id,)).fetchone()
+        return bytes(row[0]) if row else b""
+
+    def forget(self, phrase: str | None = None) -> int:
+        """Every take of `phrase` (all of them when None) deleted; how many there were."""
+        if not self.exists():
+            return 0
+        with self._db(write=True) as db:
+            if phrase is None:
+                count = db.execute("DELETE FROM takes").rowcount
+            else:
+                count = db.execute("DELETE FROM takes WHERE phrase = ?",
+                                   (" ".join(phrase.casefold().split()),)).rowcount
+            self._bump(db)
+        if phrase is None:
+            with self._db(write=True) as db:
+                db.execute("VACUUM")  # the deleted audio must not linger in free pages
+        return int(count)
+
+    def delete_take(self, take_id: int) -> bool:
+        if not self.exists():
+            return False
+        with self._db(write=True) as db:
+            gone = db.execute("DELETE FROM takes WHERE id = ?", (take_id,)).rowcount > 0
+            self._bump(db)
+        return gone
+
+    def approve(self, take_id: int) -> bool:
+        """A learned take confirmed by a caregiver: used from now on."""
+        if not self.exists():
+            return False
+        with self._db(write=True) as db:
+            done = db.execute("UPDATE takes SET pending = 0 WHERE id = ? AND pending = 1",
+                              (take_id,)).rowcount > 0
+            self._bump(db)
+        return done
+
+    def learn(self, phrase: str, pcm: bytes) -> Take:
+        """A take heard in use and confirmed by a yes: pending, unless a pending take of the
+        same phrase was confirmed before (a second confirmation promotes both)."""
+        earlier = [t for t in self.takes(phrase) if t.pending]
+        take = self.add(phrase, TakeKind.COMMAND, pcm, TakeSource.LEARNED, pending=not earlier)
+        if earlier:
+            for t in earlier:
+                self.approve(t.id)
+        return take
+
+    def prune_learned(self, older_than_s: float) -> int:
+        """Learned takes older than `older_than_s` deleted (the transcript retention)."""
+        if not self.exists():
+            return 0
+        with self._db(write=True) as db:
+            count = db.execute("DELETE FROM takes WHERE source = 'learned' AND created < ?",
+                               (time.time() - older_than_s,)).rowcount
+            if count:
+                self._bump(db)
+        return int(count)
+
+    def template_set(self) -> TemplateSet:
+        """The takes in use (not pending) as templates, read again only after a change."""
+        generation = self.generation()
+        if self._cached is not None and self._cached[0] == generation:
+            return self._cached[1]
+        commands: list[Template] = []
+        wake: list[Template] = []
+        if self.exists():
+            with self._db() as db:
+                rows = db.execute("SELECT phrase, kind, clean, frames, noisy, noisy_frames "
+                                  "FROM takes WHERE pending = 0").fetchall()
+            for phrase, kind, clean, frames, noisy, noisy_frames in rows:
+                into = wake if kind == TakeKind.WAKE else commands
+                into.append(Template(phrase, _floats(clean, frames)))
+                into.append(Template(phrase, _floats(noisy, noisy_frames), noisy=True))
+        templates = TemplateSet.of(commands, wake)
+        self._cached = (generation, templates)
+        return templates
+
+    def wake_audio(self) -> list[bytes]:
+        """The enrolled takes of the wake phrase, as recorded."""
+        return [self.audio(t.id) for t in self.takes() if t.kind == TakeKind.WAKE and not t.pending]
+
+    def end_of_speech_s(self) -> float | None:
+        """How long a silence ends this person's speech: their longest pause between words
+        in their takes, and a margin; None with no takes."""
+        pauses = [t.longest_pause_s for t in self.takes() if not t.pending]
+        if not pauses:
+            return None
+        return min(PAUSE_CEILING_S,
+                   max(PAUSE_FLOOR_S, max(pauses) * PAUSE_MARGIN + PAUSE_EXTRA_S))

@@ -1,0 +1,199 @@
+"""The person's own takes as templates: an utterance is matched against them by dynamic time
+warping over openWakeWord's speech embeddings, and acts only inside bounds the takes define.
+
+Each phrase's bound comes from its own enrolment: the utterance must be no farther from its
+nearest take than SPREAD_FACTOR times the farthest two takes of that phrase are from each other,
+and clearly nearer to it than to any other phrase (RIVAL_RATIO). Anything else falls through to
+Whisper. With the wake phrase enrolled, "hey juniper, click send" is split where the person's
+wake takes end and their command takes begin.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+
+import numpy as np
+import numpy.typing as npt
+
+from appliance.voice.audio.pcm import float_to_pcm16, pcm16_to_float
+from appliance.voice.hearing.stt_whisper import trim_silence
+from appliance.voice.hearing.wake_spotter import (
+    LEAD_S,
+    MEL_FRAMES,
+    MEL_HOP,
+    MEL_STEP,
+    MEL_WINDOW,
+    RATE,
+    speech_embedding,
+)
+
+Floats = npt.NDArray[np.float32]
+
+# The tuned constants, one line each; the evidence: docs/measurements/personal-templates.md.
+SPREAD_FACTOR = 2.0
+"""How many times its takes' own spread an utterance may be from a phrase's nearest take."""
+WAKE_SPREAD_FACTOR = 1.0
+"""As SPREAD_FACTOR, for the wake phrase: near misses ("hey jennifer") must not wake it."""
+RIVAL_RATIO = 0.7
+"""How much nearer than to the next phrase an utterance must be to its nearest phrase."""
+MIN_SPREAD = 0.05
+"""The least spread a phrase is given: two takes nearly alike must not make its bound a pin."""
+FIRST_AUDIBLE = 16
+"""The first embedding whose 775 ms window reaches past the 2 s of silence put before speech."""
+MIN_TAKES = 2
+"""Takes a phrase needs before it is matched: one take has no spread to bound it."""
+MIN_COMMAND_BYTES = int(0.25 * RATE) * 2
+"""The least audio after the wake phrase that may hold a command."""
+
+
+def speech(pcm: bytes) -> bytes:
+    """The utterance without the silence before and after it."""
+    return float_to_pcm16(trim_silence(pcm16_to_float(pcm)))
+
+
+def features(pcm: bytes) -> Floats:
+    """The speech embeddings (one per 80 ms) of PCM already trimmed, each of unit length."""
+    embedded = speech_embedding().embed(pcm, FIRST_AUDIBLE)
+    norms = np.linalg.norm(embedded, axis=1, keepdims=True)
+    return np.asarray(embedded / np.maximum(norms, 1e-6), dtype=np.float32)
+
+
+def embedding_end(index: int) -> int:
+    """Where in the speech (bytes of PCM16) the window of `features(...)[index]` ends."""
+    padded_end = (index + FIRST_AUDIBLE) * MEL_STEP * MEL_HOP + (MEL_FRAMES - 1) * MEL_HOP \
+        + MEL_WINDOW
+    return max(0, padded_end - int(LEAD_S * RATE)) * 2
+
+
+def warp(template: Floats, utterance: Floats) -> Floats:
+    """Cost of aligning all of `template` with each prefix of `utterance` (entry j: its first
+    j + 1 frames), every cell of the path counted (symmetric DTW), per step of the path."""
+    cost = 1.0 - np.asarray(template @ utterance.T, dtype=np.float64)
+    rows, cols = cost.shape
+    acc = np.cumsum(cost[0])
+    for i in range(1, rows):
+        row = cost[i]
+        # Down or diagonal into each cell, then any run along the utterance within the row.
+        into = np.minimum(acc, np.concatenate(([np.inf], acc[:-1]))) + row
+        run = np.cumsum(row)
+        acc = run + np.minimum.accumulate(into - run)
+    return np.asarray(acc / (rows + np.arange(1, cols + 1)), dtype=np.float32)
+
+
+def distance(template: Floats, utterance: Floats) -> float:
+    """Both wholly aligned: the warped cost per step of the path."""
+    if len(template) == 0 or len(utterance) == 0:
+        return math.inf
+    return float(warp(template, utterance)[-1])
+
+
+@dataclass(frozen=True)
+class Template:
+    """One take's embeddings: the person saying `phrase` (`noisy`: mixed with noise)."""
+
+    phrase: str
+    embeddings: Floats
+    noisy: bool = False
+
+
+@dataclass(frozen=True)
+class TemplateMatch:
+    """What the templates heard: the phrase, whether the wake phrase came first, how far the
+    nearest take was and the bound it had to be within."""
+
+    phrase: str
+    wake: bool
+    distance: float
+    bound: float
+    rival: float  # the nearest other phrase's distance (inf: none)
+
+    @property
+    def sureness(self) -> float:
+        """1 at a take, 0 at the bound."""
+        return max(0.0, 1.0 - self.distance / self.bound)
+
+
+@dataclass
+class TemplateSet:
+    """The person's command takes and wake takes, with each phrase's bound."""
+
+    commands: list[Template]
+    wake: list[Template] = field(default_factory=list)
+    spreads: dict[str, float] = field(default_factory=dict)
+    wake_spread: float | None = None
+
+    @classmethod
+    def of(cls, commands: Iterable[Template], wake: Iterable[Template] = ()) -> TemplateSet:
+        kept = list(commands)
+        woken = list(wake)
+        by_phrase: dict[str, list[Floats]] = {}
+        for t in kept:
+            if not t.noisy:
+                by_phrase.setdefault(t.phrase, []).append(t.embeddings)
+        spreads = {p: spread(takes) for p, takes in by_phrase.items() if len(takes) >= MIN_TAKES}
+        clean_wake = [t.embeddings for t in woken if not t.noisy]
+        wake_spread = spread(clean_wake) if len(clean_wake) >= MIN_TAKES else None
+        return cls([t for t in kept if t.phrase in spreads], woken if wake_spread else [],
+                   spreads, wake_spread)
+
+    @property
+    def phrases(self) -> list[str]:
+        return sorted(self.spreads)
+
+    def hear(self, pcm: bytes, allowed: Callable[[str], bool]) -> TemplateMatch | None:
+        """The phrase the utterance is, within its bounds and allowed now, else None; after
+        the person's wake phrase when their wake takes fit its start."""
+        if not self.commands:
+            return None
+        said = speech(pcm)
+        whole = features(said)
+        if len(whole) == 0:
+            return None
+        rest = self._after_wake(said, whole)
+        if rest is not None:
+            woken = self.match(features(rest), allowed, wake=True)
+            if woken is not None:
+                return woken
+        return self.match(whole, allowed, wake=False)
+
+    def match(self, utterance: Floats, allowed: Callable[[str], bool],
+              wake: bool = False) -> TemplateMatch | None:
+        """The phrase these embeddings are, within its bounds and allowed now, else None."""
+        if len(utterance) == 0:
+            return None
+        nearest: dict[str, float] = {}
+        for template in self.commands:
+            found = distance(template.embeddings, utterance)
+            if found < nearest.get(template.phrase, math.inf):
+                nearest[template.phrase] = found
+        ranked = sorted(nearest, key=nearest.__getitem__)
+        if not ranked:
+            return None
+        phrase, best = ranked[0], nearest[ranked[0]]
+        rival = nearest[ranked[1]] if len(ranked) > 1 else math.inf
+        bound = SPREAD_FACTOR * max(self.spreads[phrase], MIN_SPREAD)
+        if best > bound or best > RIVAL_RATIO * rival or not allowed(phrase):
+            return None
+        return TemplateMatch(phrase, wake, best, bound, rival)
+
+    def _after_wake(self, said: bytes, embedded: Floats) -> bytes | None:
+        """The speech after the person's wake phrase, when one of their wake takes fits the
+        utterance's start within the wake phrase's bound; else None."""
+        if not self.wake or self.wake_spread is None:
+            return None
+        costs = np.min(np.stack([warp(t.embeddings, embedded) for t in self.wake]), axis=0)
+        ends = [j for j in range(len(costs)) if len(said) - embedding_end(j) >= MIN_COMMAND_BYTES]
+        if not ends:
+            return None
+        end = min(ends, key=lambda j: float(costs[j]))
+        if costs[end] > WAKE_SPREAD_FACTOR * max(self.wake_spread, MIN_SPREAD):
+            return None
+        return speech(said[embedding_end(end):])
+
+
+def spread(takes: Sequence[Floats]) -> float:
+    """The farthest two takes of one phrase are from each other."""
+    return max((distance(a, b) for a, b in combinations(takes, 2)), default=0.0)

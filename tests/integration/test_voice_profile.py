@@ -1,0 +1,205 @@
+"""The person's own voice, end to end with the real parts: espeak-ng's takes enrolled with
+`appliance enroll`, openWakeWord's embeddings matched by the templates, Whisper tiny.en behind
+them, the real pipeline and session acting on a sim scene, the journal read back."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import tempfile
+import wave
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from appliance.journal.store import voice_profile_path as profile_path
+from appliance.voice.audio.pcm import PIPELINE_RATE, Pcm, load_wav, write_wav
+from appliance.voice.hearing.profile import TakeKind, TakeSource, VoiceProfile
+from tests.cli_runner import Kiosk, run
+from tests.scenes import messages
+from tests.speech import silence
+
+VOICE = "en-us+Annie"  # a voice of the tuning part (never one held out)
+ENROL_RATES = (135, 160, 185)  # words a minute of the enrolled takes
+SAID_RATE = 150  # of what is said later: a rate no take has
+
+
+@cache
+def espeak(text: str, rate: int, pitch: int = 50) -> bytes:
+    with tempfile.TemporaryDirectory() as tmp:
+        wav = Path(tmp) / "said.wav"
+        subprocess.run(["espeak-ng", "-v", VOICE, "-s", str(rate), "-p", str(pitch), "-w",
+                        str(wav), text], capture_output=True, check=True)
+        return load_wav(wav).data
+
+
+def slowly(text: str, rate: int, gap_s: float) -> bytes:
+    """Each word on its own, `gap_s` of silence between them: slow, broken speech."""
+    out = bytearray()
+    for word in text.replace(",", "").split():
+        out += espeak(word, rate) + silence(gap_s)
+    return bytes(out[: len(out) - int(gap_s * PIPELINE_RATE) * 2])
+
+
+def wav(path: Path, *parts: bytes) -> Path:
+    write_wav(path, Pcm(b"".join(parts), PIPELINE_RATE))
+    return path
+
+
+def enrol(kiosk: Kiosk, tmp: Path, phrase: str | None, takes: list[bytes]) -> None:
+    files = [str(wav(tmp / f"take-{phrase or 'wake'}-{i}.wav", pcm))
+             for i, pcm in enumerate(takes)]
+    option = ["--wake"] if phrase is None else ["--phrase", phrase]
+    r = run("enroll", *option, *files, "--store", kiosk.store, "--by", "Carol")
+    assert r.code == 0, r.err
+
+
+def heard(kiosk: Kiosk, audio: Path) -> list[dict[str, object]]:
+    """The turns `appliance run` took from `audio`, with the engine each was heard by."""
+    r = run("run", "--audio", str(audio), "--desktop", f"sim:{kiosk.scene}",
+            "--store", kiosk.store, "--no-panel", "--no-switch", "--json")
+    assert r.code == 0, r.err
+    turns = [json.loads(line) for line in r.out.splitlines() if line.startswith("{")]
+    timeline = run("audit", "--json", "--store", kiosk.store).json()
+    engines = [e["data"]["engine"] for e in timeline if e["event"] in ("Heard", "Answered")
+               and "engine" in e["data"]]
+    return [{**t, "engine": engine} for t, engine in zip(turns, engines[-len(turns):],
+                                                         strict=False)]
+
+
+@pytest.fixture
+def enrolled(tmp_path: Path) -> Kiosk:
+    kiosk = Kiosk(tmp_path, messages())
+    enrol(kiosk, tmp_path, None, [espeak("hey juniper", r) for r in ENROL_RATES])
+    enrol(kiosk, tmp_path, "click send", [espeak("click send", r) for r in ENROL_RATES])
+    enrol(kiosk, tmp_path, "select doctor", [espeak("select doctor", r) for r in ENROL_RATES])
+    return kiosk
+
+
+def test_an_enrolled_command_is_heard_by_the_persons_takes(enrolled: Kiosk,
+                                                           tmp_path: Path) -> None:
+    audio = wav(tmp_path / "said.wav", silence(1), espeak("hey juniper, select doctor", SAID_RATE),
+                silence(1.5))
+    turns = heard(enrolled, audio)
+    assert [(t["decision"], t["engine"]) for t in turns] == [("executed", "closed:templates")]
+    assert enrolled.element("Doctor")["states"] == ["selected"]
+
+
+def test_a_command_not_enrolled_falls_through_to_whisper(enrolled: Kiosk, tmp_path: Path) -> None:
+    audio = wav(tmp_path / "said.wav", silence(1), espeak("hey juniper, tick urgent", SAID_RATE),
+                silence(1.5))
+    turns = heard(enrolled, audio)
+    assert [t["engine"] for t in turns] == ["closed:whisper"]
+    assert turns[0]["decision"] in ("executed", "needs_confirmation")  # Whisper's own doubt
+
+
+def test_forgetting_the_profile_stops_its_use(enrolled: Kiosk, tmp_path: Path) -> None:
+    r = run("enroll", "--forget", "--store", enrolled.store, "--by", "Carol")
+    assert r.code == 0 and "removed 9 takes" in r.out, r.out + r.err
+    assert run("enroll", "--list", "--store", enrolled.store).out.strip() == \
+        "nothing is enrolled yet"
+    audio = wav(tmp_path / "said.wav", silence(1), espeak("hey juniper, select doctor", SAID_RATE),
+                silence(1.5))
+    assert [t["engine"] for t in heard(enrolled, audio)] == ["closed:whisper"]
+
+
+def test_a_slow_command_is_heard_whole_once_its_pauses_are_learned(tmp_path: Path) -> None:
+    slow = slowly("hey juniper select doctor", SAID_RATE, gap_s=0.55)
+    audio = wav(tmp_path / "slow.wav", silence(1), slow, silence(2.5))
+    (tmp_path / "before").mkdir()
+    cut = heard(Kiosk(tmp_path / "before", messages()), audio)
+    assert not any(t["decision"] == "executed" for t in cut), "cut into fragments, unlearned"
+    after_dir = tmp_path / "after"
+    after_dir.mkdir()
+    kiosk = Kiosk(after_dir, messages())
+    enrol(kiosk, after_dir, None, [slowly("hey juniper", r, 0.55) for r in ENROL_RATES])
+    enrol(kiosk, after_dir, "select doctor",
+          [slowly("select doctor", r, 0.55) for r in ENROL_RATES])
+    turns = heard(kiosk, audio)
+    assert [t["decision"] for t in turns] == ["executed"]
+    assert kiosk.element("Doctor")["states"] == ["selected"]
+
+
+def test_enrolment_is_journaled_without_audio(enrolled: Kiosk) -> None:
+    timeline = run("audit", "--json", "--store", enrolled.store).json()
+    added = [e["data"] for e in timeline if e["event"] == "VoiceTakesAdded"]
+    assert [(a["phrase"], a["kind"], a["takes"], a["by"]) for a in added] == [
+        ("hey juniper", "wake", 3, "Carol"), ("click send", "command", 3, "Carol"),
+        ("select doctor", "command", 3, "Carol")]
+    profile = VoiceProfile(profile_path(enrolled.store))
+    assert profile.path.stat().st_mode & 0o777 == 0o600
+    take = profile.takes("click send")[0]
+    audio = profile.audio(take.id)
+    journal = b"".join(p.read_bytes() for p in Path(enrolled.store).parent.glob("journal.sqlite*"))
+    # Any stretch of the take's samples would be in the journal's files if its audio were.
+    stretches = [audio[i:i + 64] for i in range(0, len(audio) - 64, 640)]
+    sounding = [s for s in stretches if len(set(s)) > 16]
+    assert len(sounding) > 10
+    assert not any(s in journal for s in sounding)
+    with sqlite3.connect(enrolled.store) as db:
+        names = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+    assert not any("voice" in n or "take" in n for n in names)
+
+
+def test_a_yes_to_did_you_mean_offers_the_audio_as_a_take(tmp_path: Path, loaded: Any) -> None:
+    from appliance.policy.doubts import Doubt
+    from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
+    from appliance.voice.hearing.stt_closed import ClosedSetSTTService
+    from appliance.voice.hearing.stt_whisper import Transcript
+    from appliance.voice.sink import ScreenNames
+
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    learned: list[str] = []
+    stt = ClosedSetSTTService(ClosedWhisperRecognizer(loaded.whisper),
+                              lambda: ScreenNames(("Send", "Doctor"), ()), lambda _: [],
+                              profile=profile, on_learned=learned.append)
+    doubted = espeak("click send", SAID_RATE)
+    stt._learned_from(Transcript("hey juniper click send", 0.4, 1.0, 1.0, "closed:whisper",
+                                 wake=True, doubt=Doubt.LESS_SURE), doubted)
+    stt._learned_from(Transcript("yes", 0.9, 1.0, 1.0, "closed:whisper", wake=False),
+                      espeak("yes", SAID_RATE))
+    stt._hearing.submit(lambda: None).result()  # the learning runs on the hearing thread
+    takes = profile.takes()
+    assert [(t.phrase, t.source, t.pending) for t in takes] == [
+        ("click send", TakeSource.LEARNED, True)]
+    assert learned == ["click send"]
+    assert profile.template_set().phrases == [], "pending: not used before a second yes"
+    # A second confirmed take promotes both.
+    stt._learned_from(Transcript("click send", 0.4, 1.0, 1.0, "closed:whisper", wake=False,
+                                 doubt=Doubt.LESS_SURE), espeak("click send", 140))
+    stt._learned_from(Transcript("yes", 0.9, 1.0, 1.0, "closed:whisper"), espeak("yes", 140))
+    stt._hearing.submit(lambda: None).result()
+    assert [t.pending for t in profile.takes()] == [False, False]
+    assert profile.template_set().phrases == ["click send"]
+    assert all(t.kind == TakeKind.COMMAND for t in profile.takes())
+    # Anything but a yes after the doubt teaches nothing.
+    stt._learned_from(Transcript("select doctor", 0.4, 1.0, 1.0, "closed:whisper",
+                                 doubt=Doubt.LESS_SURE), espeak("select doctor", 150))
+    stt._learned_from(Transcript("no", 0.9, 1.0, 1.0, "closed:whisper"), espeak("no", 150))
+    stt._hearing.submit(lambda: None).result()
+    assert len(profile.takes()) == 2
+
+
+def test_bad_takes_are_one_line_and_add_nothing(tmp_path: Path) -> None:
+    kiosk = Kiosk(tmp_path, messages())
+    good = wav(tmp_path / "good.wav", espeak("click send", 150))
+    quiet = wav(tmp_path / "quiet.wav", silence(1.0))
+    not_wav = tmp_path / "notes.wav"
+    not_wav.write_text("not audio")
+    cases = [
+        (["--phrase", "click send", str(good), str(quiet)], "quiet.wav: nothing was heard"),
+        (["--phrase", "click send", str(not_wav)], "notes.wav is not a WAV file"),
+        (["--phrase", "banana split", str(good)], "is not a command the appliance knows"),
+        (["--phrase", "click send"], "give at least one WAV file"),
+        (["--wake", "--phrase", "click send", str(good)], "one or the other"),
+    ]
+    for args, message in cases:
+        r = run("enroll", *args, "--store", kiosk.store)
+        assert r.code == 1 and message in r.err, (args, r.err)
+        assert len(r.err.strip().splitlines()) == 1 and "Traceback" not in r.err
+    assert VoiceProfile(profile_path(kiosk.store)).takes() == []
+    with wave.open(str(good)) as w:
+        assert w.getframerate() == PIPELINE_RATE
