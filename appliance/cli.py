@@ -306,6 +306,18 @@ def audit_retain(
         return
     removed = journal.apply_retention(by=caregiver_name(by))
     typer.echo(f"removed the words from {removed} events older than {days} days")
+    takes = _prune_learned_takes(store or ctx.obj, days)
+    if takes:
+        typer.echo(f"removed {takes} take{'' if takes == 1 else 's'} of the person's voice "
+                   f"learned more than {days} days ago")
+
+
+def _prune_learned_takes(store: str | None, days: int) -> int:
+    """Takes learned from use go with the transcripts; enrolled ones stay until removed."""
+    from appliance.journal.store import voice_profile_path
+    from appliance.voice.hearing.profile import VoiceProfile
+
+    return VoiceProfile(voice_profile_path(store)).prune_learned(days * 86400)
 
 
 def _read_witness(path: Path) -> str:
@@ -378,6 +390,8 @@ def replay(
             f"replayed {report['actions']} actions from {report['turns']} turns: "
             f"{len(report['divergences'])} divergent"
         )
+        for line in report["names"]:  # names given to elements, as the audit tells them
+            typer.echo(f"  {escape_controls(line)}")
         for d in report["divergences"]:
             typer.echo(f"  turn {d['turn']} step {d['step']}: {d['detail']}")
     if report["divergences"]:
@@ -802,6 +816,35 @@ def bench_voice_corpus(
     except voices.SynthesisError as e:
         raise CliError(str(e)) from None
     typer.echo(f"{n} items in {out} (manifest.jsonl)")
+
+
+@bench_app.command("voice-enrolled")
+def bench_voice_enrolled(
+    per: Annotated[int, typer.Option(
+        min=0, help="test items per voice and condition (0: false accepts only)")] = 4,
+    voices: Annotated[int, typer.Option(min=0, help="the part's first N voices (0: all)")] = 0,
+    fa_hours: Annotated[float, typer.Option(
+        min=0.0, help="hours of non-wake audio with the profiles in use, earlier runs' "
+        "included")] = 0.5,
+    part: Annotated[str, typer.Option(help="heldout or tune")] = "heldout",
+    arms: Annotated[str, typer.Option(help="before (no profile), after, or both")] =
+        "before,after",
+    jobs: Annotated[int, typer.Option(min=1, help="children at once")] = 1,
+    fa_before: Annotated[bool, typer.Option(
+        help="false accepts without a profile too, on the same audio")] = False,
+    work: Annotated[Path | None, typer.Option(
+        help="profiles and false-accept results (default .cache/personal-templates)")] = None,
+) -> None:
+    """The person's own voice (issue 44): before and after enrolment, per condition."""
+    if part not in ("tune", "heldout"):
+        raise CliError("voice-enrolled needs --part tune or heldout")
+    chosen = [a.strip() for a in arms.split(",") if a.strip()]
+    if not chosen or any(a not in ("before", "after") for a in chosen):
+        raise CliError("--arms is before, after, or before,after")
+    _print_json(_lab("bench.spoken.personal_bench").bench_voice_enrolled(
+        part=part, per=per, voices=voices, fa_hours=fa_hours, workdir=work, arms=chosen,
+        jobs=jobs, fa_arms=["after", "before"] if fa_before else ["after"],
+        progress=_progress("bench voice-enrolled")))
 
 
 @bench_app.command("desktop")

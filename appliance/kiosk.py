@@ -12,6 +12,7 @@ import logging
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ from appliance.switch.evdev_source import SwitchInput
 from appliance.switch.model import Edge, Press
 from appliance.switch.talk import PushToTalk, TalkingSink
 from appliance.systemd_notify import ServiceNotifier
+from appliance.turn import Outcome
 from appliance.voice.sink import Reply, TurnSink, Utterance
 from appliance.web.handoff import CodeWatch, NoteWatch, spoken_code
 
@@ -364,6 +366,23 @@ def run_kiosk(
         with kiosk.lock:
             kiosk.journal.voice_takes_added(phrase, "command", 1, "learned", by="the person's yes")
 
+    def frequent() -> list[str]:
+        """What the person said most in the recent turns that were carried out."""
+        with kiosk.lock:
+            turns = kiosk.journal.recent_turns()
+        said = Counter(t.transcripts[0].casefold() for t in turns
+                       if t.transcripts and t.trigger == "voice" and t.outcome == Outcome.executed)
+        return [text for text, _count in said.most_common()]
+
+    def enrolled(phrase: str, kind: str, takes: int) -> None:
+        with kiosk.lock:
+            kiosk.journal.voice_takes_added(phrase, kind, takes, "enrolled", by="the person")
+
+    days = kiosk.settings.transcript_days
+    if voice_profile is not None and days:  # learned takes go with the transcripts
+        from appliance.voice.hearing.profile import VoiceProfile
+
+        VoiceProfile(voice_profile).prune_learned(days * 86400)
     kiosk.start()
     if pulse is not None:
         pulse.start()  # "starting" while the speech models load, then what it hears
@@ -374,6 +393,7 @@ def run_kiosk(
             barge_in=kiosk.settings.barge_in, wake_check=kiosk.settings.wake_check,
             profile=voice_profile, learn_voice=kiosk.settings.learn_voice,
             end_of_speech_s=kiosk.settings.end_of_speech_s or None, on_learned=learned,
+            on_enrolled=enrolled, frequent=frequent,
         )
     finally:
         service.stopping()

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, assert_never
 from uuid import UUID
 
+from appliance import naming
 from appliance.desktop.marks import Marks, grid_marks, number_marks
 from appliance.desktop.model import (
     Action,
@@ -23,9 +24,20 @@ from appliance.desktop.model import (
     Snapshot,
 )
 from appliance.desktop.seeing.teach import teach_spot
+from appliance.intents.aliases import PLANNER as ALIASES
+from appliance.intents.aliases import forget_command, plan_with_aliases, teach_command
 from appliance.intents.marks import mark_pick
-from appliance.intents.model import MARK_INTENTS, Intent, PickMark, ShowMarks, dump_intent
+from appliance.intents.model import (
+    PERSON_ONLY_INTENTS,
+    ForgetName,
+    Intent,
+    NameElement,
+    PickMark,
+    ShowMarks,
+    dump_intent,
+)
 from appliance.intents.planner import Plan, Planner
+from appliance.journal.alias_log import Alias
 from appliance.journal.application import CONFLICT_ATTEMPTS, Journal, JournalConflict
 from appliance.journal.owners import performing, this_process
 from appliance.journal.projections import history, shown_marks, unconfirmed_actions
@@ -124,6 +136,7 @@ class Session:
         self._changed_from: Snapshot | None = None  # the screen before the last action
         self._marks: Marks | None = None  # numbers or the grid, as the person sees them
         self._clicked = False  # this utterance clicked a point of the grid
+        self._aliases: list[Alias] = []  # names the person gave elements (vouched for)
 
     # -- start-up ----------------------------------------------------------------------
 
@@ -175,6 +188,7 @@ class Session:
         self.journal.check_trust()
         self._recent = self.journal.recent_turns()
         self._settings = self.journal.settings()
+        self._aliases = self.journal.aliases()
         notices = self.journal.take_notices()  # damage found in the journal, said, not raised
         notices += self.recover(self._recent)
         self._marks, self._clicked = shown_marks(self._recent), False
@@ -183,12 +197,16 @@ class Session:
         pending = self._open_question(notices)
 
         pick = mark_pick(text, self._marks.kind) if self._marks and chosen is None else None
+        naming_words = None if pick is not None or chosen is not None else (
+            teach_command(text, snapshot) or forget_command(text, self._aliases))
         if pick is not None:  # "7" while numbers are shown: the badge, before any planner
             plan = Plan(intent=pick, planner="marks")
+        elif naming_words is not None:  # "call Doctor Patel my doctor", "forget my doctor"
+            plan = Plan(intent=naming_words, planner=ALIASES)
         elif chosen is None:
-            plan = self.planner.plan(text, snapshot, history(self._recent))
-            if plan.intent is not None and plan.intent.intent in MARK_INTENTS and (
-                plan.planner != "grammar"
+            plan = self._plan(text, snapshot, history(self._recent))
+            if plan.intent is not None and plan.intent.intent in PERSON_ONLY_INTENTS and (
+                plan.planner not in ("grammar", ALIASES)
             ):  # a model never saw the numbers the person sees
                 plan = Plan(intent=None, planner=plan.planner, model=plan.model,
                             latency_ms=plan.latency_ms, notes=plan.notes)
@@ -209,6 +227,10 @@ class Session:
             assert report is not None  # without a question there is no race to lose
         report.notices = notices + report.notices
         return report
+
+    def _plan(self, text: str, snapshot: Snapshot, said_before: list[str] | None = None) -> Plan:
+        """The planner's plan, with a name the person gave an element standing for it."""
+        return plan_with_aliases(self.planner, text, snapshot, said_before or [], self._aliases)
 
     def _unconfirmed(self) -> int:
         """Actions done without a yes in the last minute (the rate limit's count)."""
@@ -282,7 +304,7 @@ class Session:
         narrowed = snapshot.model_copy(
             update={"nodes": tuple(n for n in snapshot.nodes if n.name not in others)}
         )
-        plan = self.planner.plan(pending.transcripts[0], narrowed)
+        plan = self._plan(pending.transcripts[0], narrowed)
         verdict = validate(
             plan.intent, snapshot, self._settings, self._unconfirmed(), marks=self._marks
         )
@@ -404,6 +426,12 @@ class Session:
         """Show or hide numbers or the grid, or narrow the grid to a cell."""
         intent = verdict.intent
         shown: Marks | None = None
+        if isinstance(intent, NameElement | ForgetName):  # a name given or taken back
+            by, turn_id = turn.trigger, turn.id.hex
+            said = (naming.teach(self.journal, intent, snapshot, by, turn_id)
+                    if isinstance(intent, NameElement)
+                    else naming.forget(self.journal, intent, snapshot.active_app, by, turn_id))
+            return self._finish(turn, report, Outcome.answered, said)
         if isinstance(intent, PickMark) and intent.teach and self._marks is not None:
             said = teach_spot(self.desktop, self._marks, intent.number, intent.teach,
                               by=f"{turn.trigger} turn {turn.id.hex}")

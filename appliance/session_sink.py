@@ -8,6 +8,7 @@ from contextlib import AbstractContextManager
 from uuid import UUID
 
 from appliance.desktop.model import Desktop
+from appliance.intents.aliases import names_on_screen
 from appliance.intents.planner import Planner
 from appliance.journal.application import Journal
 from appliance.journal.serving import renewed
@@ -49,7 +50,12 @@ class SessionSink:
     def screen_names(self) -> ScreenNames:
         """The names the grammar's {target} and {app} take on this screen (the closed set)."""
         with self._screen, self.desktop() as screen:
-            return screen_names_of(screen.snapshot())
+            snapshot = screen.snapshot()
+            aliases = self.journal.aliases()  # under the lock: a turn uses the journal too
+        names = screen_names_of(snapshot)
+        # Names the person gave elements on this screen ("my doctor"): sentences said with them.
+        given = names_on_screen(snapshot, aliases)
+        return names._replace(targets=tuple(dict.fromkeys((*names.targets, *given))))
 
     def use(self, journal: Journal) -> None:
         """Go on in `journal`: the damaged one was set aside (by this process or another)."""

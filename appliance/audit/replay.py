@@ -9,9 +9,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from appliance.audit.words import taught_words
 from appliance.desktop.model import REDACTED, Action, DesktopError
 from appliance.desktop.scene import Scene, SceneApp, SceneElement, SceneWindow
 from appliance.desktop.sim import SimDesktop
+from appliance.journal.alias_log import Alias, fold_aliases
 from appliance.journal.application import Journal
 
 COMPARED = ("value", "states", "activations", "running")
@@ -91,12 +93,20 @@ def replay_step(action: dict[str, Any], before: dict[str, Any], after: dict[str,
 
 
 def replay_journal(journal: Journal, since: datetime | None = None) -> dict[str, Any]:
+    """Every recorded action re-run on a sim of its before-state, and every name given to an
+    element folded again from its events: `names`, one line each, as the audit tells them."""
     started: dict[str, dict[str, Any]] = {}
     turns: set[str] = set()
     actions = 0
-    divergences = []
-    for _nid, e in journal.domain_events():
+    divergences: list[dict[str, Any]] = []
+    named: list[tuple[int, Any]] = []
+    names: list[str] = []
+    for nid, e in journal.domain_events():
         name = type(e).__name__
+        if name in ("AliasTaught", "AliasForgotten"):
+            named.append((nid, e))  # folded whole: an alias taught before `since` still counts
+            if not since or e.timestamp >= since:
+                names.append(taught_words(name, vars(e)))
         if since and e.timestamp < since:
             continue
         turn = e.originator_id.hex
@@ -108,4 +118,20 @@ def replay_journal(journal: Journal, since: datetime | None = None) -> dict[str,
             turns.add(turn)
             for detail in replay_step(step["action"], e.before, e.after):
                 divergences.append({"turn": turn[:8], "step": step["step"], "detail": detail})
-    return {"turns": len(turns), "actions": actions, "divergences": divergences}
+    divergences += _names_unvouched(journal, named)
+    return {"turns": len(turns), "actions": actions, "divergences": divergences,
+            "names": names}
+
+
+def _names_unvouched(journal: Journal, named: list[tuple[int, Any]]) -> list[dict[str, Any]]:
+    """Names the events give that the journal does not use: their events are not the ones its
+    keyed chain vouches for (edited, or added behind its back)."""
+    used = {_said(a) for a in journal.aliases()}
+    return [{"turn": a.turn[:8] or "-", "step": 0,
+             "detail": f"the name \u201c{a.name}\u201d for {a.element} in {a.app} is not vouched "
+                       "for by the journal's chain, so it is not used"}
+            for a in fold_aliases(named) if _said(a) not in used]
+
+
+def _said(alias: Alias) -> tuple[str, str, str, str]:
+    return alias.id, alias.app, alias.element, alias.name

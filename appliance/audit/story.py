@@ -6,7 +6,7 @@ too. Recorded words stay data: whatever shows them escapes them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from appliance.audit.timeline import WINDOW, NoSuchTurn, first_at, timeline
+from appliance.audit.words import TAUGHT, taught_words
 from appliance.desktop.model import REDACTED
 from appliance.intents.model import Sequence, parse_intent
 from appliance.journal.application import Journal
@@ -414,12 +415,14 @@ class Story:
                 return f"Answer heard: \u201c{data.get('transcript', '')}\u201d" + _sureness(data)
             case "Planned":
                 meant = understood(data.get("intent"))
-                how = "" if data.get("planner") in ("grammar", "marks") else \
+                how = "" if data.get("planner") in ("grammar", "marks", "aliases") else \
                     f" (by {data.get('planner') or 'the planner'})"
                 return (f"Understood as: {meant}" if meant else "Not understood") + how
             case "Prompted":
                 return "Asked the language model (what it was given is in the details below)"
             case "Validated":
+                if data.get("decision") == "show" and self.understood.startswith(_NAMING):
+                    return "Checked: it only gives or takes back a name; nothing is pressed"
                 return _checked(str(data.get("decision", "")), list(data.get("reasons") or []))
             case "ConfirmationAsked":
                 return f"Asked: \u201c{data.get('prompt', '')}\u201d"
@@ -456,6 +459,10 @@ class Story:
         return ""
 
 
+_NAMING = ("call ", "take back the name ")
+"""How `understood` begins for a name given to an element or taken back."""
+
+
 def _refusal(reason: str, risk: str, understood_nothing: bool) -> Ending:
     if understood_nothing or reason in _NOT_UNDERSTOOD:
         return Ending.not_understood
@@ -489,6 +496,8 @@ def _sureness(data: dict[str, Any]) -> str:
     confidence = data.get("confidence")
     if not isinstance(confidence, int | float) or data.get("engine") in ("text", "web"):
         return ""
+    if data.get("engine") == "closed:templates":  # appliance/voice/hearing/stt_closed.py
+        return f" (matched to their own recorded voice, {round(100 * float(confidence))}% sure)"
     return f" ({round(100 * float(confidence))}% sure)"
 
 
@@ -536,6 +545,10 @@ def understood(intent: Any) -> str:
             return f"number {intent.get('number', '')}".strip()
         case "clarify":
             return "ask which one"
+        case "name_element":
+            return f"call {target} \u201c{intent.get('name', '')}\u201d"
+        case "forget_name":
+            return f"take back the name \u201c{intent.get('name', '')}\u201d"
     try:
         parsed = parse_intent(intent)
     except (ValidationError, ValueError):
@@ -600,7 +613,11 @@ class Happening:
 
 
 _HAPPENINGS: dict[str, HappeningKind] = {"WebAccess": "caregiver", "SettingChanged": "caregiver",
-               "DeviceFault": "device", "SwitchPressed": "device", "SpeechIgnored": "device"}
+               "DeviceFault": "device", "SwitchPressed": "device", "SpeechIgnored": "device",
+               # what a person taught: spots, names for elements, takes of their voice
+               "TargetTaught": "caregiver", "TargetForgotten": "caregiver",
+               "TargetUsed": "device", "AliasTaught": "caregiver", "AliasForgotten": "caregiver",
+               "VoiceTakesAdded": "caregiver", "VoiceTakesRemoved": "caregiver"}
 _ACCESS = {"paired": "{c} paired this page with the kiosk",
            "pairing_failed": "A pairing try failed (the name given: \u201c{c}\u201d)",
            "logged_in": "{c} logged in", "logged_out": "{c} logged out",
@@ -609,7 +626,9 @@ _ACCESS = {"paired": "{c} paired this page with the kiosk",
            "joined_as_caregiver": "{c} joined as a caregiver",
            "joined_as_viewer": "{c} joined as a viewer",
            "invited_caregiver": "{c} invited a caregiver",
-           "invited_viewer": "{c} invited a viewer", "revoked": "{c} removed someone's access"}
+           "invited_viewer": "{c} invited a viewer", "revoked": "{c} removed someone's access",
+           "withdrew_an_invitation": "{c} withdrew an invitation before it was used",
+           "ended_one_of_their_sessions": "{c} logged out one of their devices"}
 
 
 @dataclass
@@ -626,14 +645,18 @@ def told(rows: Iterable[dict[str, Any]], zone: tzinfo) -> Told:
     belongs to the stretch before."""
     out = Told()
     turns: dict[str, Story] = {}
+    spots: dict[str, str] = {}  # taught spots' names by id: their uses name only the id
     for row in rows:
         at = datetime.fromisoformat(row["time"]).astimezone(zone)
         event, data = row["event"], row["data"]
         if row["aggregate"] != "Turn":
+            target = data.get("target")
+            if event == "TargetTaught" and isinstance(target, dict):
+                spots[str(target.get("id", ""))] = str(target.get("name", ""))
             if event in _HAPPENINGS:
                 fault = str(row.get("device") or "device") if event == "DeviceFault" else ""
-                out.happenings.append(Happening(at, _HAPPENINGS[event], happening_words(row),
-                                                fault))
+                out.happenings.append(Happening(at, _HAPPENINGS[event],
+                                                happening_words(row, spots), fault))
             continue
         story = turns.get(row["turn"])
         if story is None:
@@ -689,9 +712,12 @@ def _fold(story: Story, event: str, data: dict[str, Any], at: datetime) -> None:
             story.outcome, story.ended = str(data.get("outcome", "")), at
 
 
-def happening_words(row: dict[str, Any]) -> str:
-    """A happening that is not a command, in a sentence."""
+def happening_words(row: dict[str, Any], spots: Mapping[str, str] | None = None) -> str:
+    """A happening that is not a command, in a sentence; `spots`: taught spots' names by id,
+    from earlier rows (a spot's use names only its id)."""
     data = row["data"]
+    if row["event"] in TAUGHT:
+        return taught_words(row["event"], data, spots)
     match row["event"]:
         case "WebAccess":
             what, who = str(data.get("what", "")), str(data.get("caregiver", ""))

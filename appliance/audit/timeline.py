@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 from uuid import UUID
 
+from appliance.audit.words import TAUGHT, taught_words
 from appliance.journal.aggregates import Device
 from appliance.journal.application import Journal
 from appliance.limits import escape_controls
@@ -58,6 +59,8 @@ def _since(text: str, now: datetime) -> datetime:
 
 
 def _detail(name: str, e: Any) -> str:
+    if name in TAUGHT:  # taught spots, names given to elements, takes of the voice: in words
+        return taught_words(name, {k: v for k, v in vars(e).items() if k != "timestamp"})
     match name:
         case "TurnStarted":
             return f"trigger={e.trigger}"

@@ -14,7 +14,12 @@ import copy
 from functools import cache
 from typing import Any
 
-from appliance.intents.model import MARK_INTENTS, Intent, dump_intent, intent_json_schema
+from appliance.intents.model import (
+    PERSON_ONLY_INTENTS,
+    Intent,
+    dump_intent,
+    intent_json_schema,
+)
 
 _LEAD = ("intent",)
 _TAIL = ("confidence",)
@@ -43,7 +48,7 @@ def _tighten(definition: dict[str, Any]) -> dict[str, Any]:
 @cache
 def _schema() -> dict[str, Any]:
     schema = copy.deepcopy(intent_json_schema())
-    marks = {name for name, d in schema["$defs"].items() if _kind(d) in MARK_INTENTS}
+    marks = {name for name, d in schema["$defs"].items() if _kind(d) in PERSON_ONLY_INTENTS}
     schema["$defs"] = {
         name: _tighten(d) for name, d in schema["$defs"].items() if name not in marks
     }

@@ -155,6 +155,22 @@ class PickMark(_Intent):
     teach: str | None = Field(default=None, min_length=1, max_length=40)
 
 
+class NameElement(_Intent):
+    """"call Doctor Patel my doctor": from now on `name` means the element called `target`, in
+    its application (appliance/intents/aliases.py)."""
+
+    intent: Literal["name_element"] = "name_element"
+    target: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=40)
+
+
+class ForgetName(_Intent):
+    """"forget my doctor": the name a person gave an element is dropped."""
+
+    intent: Literal["forget_name"] = "forget_name"
+    name: str = Field(min_length=1, max_length=200)
+
+
 class Clarify(_Intent):
     """A question back to the user when the request is ambiguous."""
 
@@ -206,6 +222,8 @@ Intent = Annotated[
     | Clarify
     | ShowMarks
     | PickMark
+    | NameElement
+    | ForgetName
     | Sequence,
     Field(discriminator="intent"),
 ]
@@ -213,6 +231,11 @@ Intent = Annotated[
 MARK_INTENTS = frozenset({"show_marks", "pick_mark"})
 """Said by the person to the overlay; never proposed by a language model (a number means
 what it meant on the screen the person looked at, which a model never saw)."""
+
+ALIAS_INTENTS = frozenset({"name_element", "forget_name"})
+PERSON_ONLY_INTENTS = MARK_INTENTS | ALIAS_INTENTS
+"""Only ever from the person's own words, never proposed by a language model: what the numbers
+mean, and which names stand for which element."""
 
 CONTROL_INTENTS = frozenset({"confirm", "deny", "cancel", "clarify"})
 """Answers to the appliance rather than things to do; saying one again is no repeat."""

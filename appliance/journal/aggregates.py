@@ -12,6 +12,7 @@ SETTINGS_ID = uuid5(NAMESPACE_URL, "appliance:settings")
 RETENTION_ID = uuid5(NAMESPACE_URL, "appliance:retention")
 EPOCH_ID = uuid5(NAMESPACE_URL, "appliance:epoch")
 TAUGHT_ID = uuid5(NAMESPACE_URL, "appliance:taught")
+ALIASES_ID = uuid5(NAMESPACE_URL, "appliance:aliases")
 
 
 class DeviceSettings(Aggregate):
@@ -55,6 +56,33 @@ class TaughtTargets(Aggregate):
     @event("TargetForgotten")
     def forgotten(self, target: str, by: str) -> None:
         """A taught target dropped, by whom."""
+
+
+class Aliases(Aggregate):
+    """Names a person gave elements ("call Doctor Patel my doctor"), per application: who
+    taught which, in which turn, and who forgot it (folded in journal/alias_log.py)."""
+
+    @staticmethod
+    def create_id() -> UUID:
+        return ALIASES_ID
+
+    @event("AliasesStarted")
+    def __init__(self) -> None:
+        self.count = 0
+
+    @event("AliasTaught")
+    def taught(self, alias: str, app: str, element: str, role: str, name: str, by: str,
+               turn: str) -> None:
+        """`alias`: its id; `name`, the person's words for the element called `element` (of
+        `role`) in `app`; `by`: who (voice, text, switch, or a caregiver's name); `turn`: the
+        turn it was said in ("" from the caregiver page)."""
+        self.count += 1
+
+    @event("AliasForgotten")
+    def forgotten(self, alias: str, app: str, element: str, name: str, by: str,
+                  turn: str) -> None:
+        """An alias dropped: which (its app, element and name, so it reads on its own), by whom
+        and in which turn ("" from the caregiver page)."""
 
 
 class Device(Aggregate):

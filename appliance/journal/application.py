@@ -15,10 +15,12 @@ from eventsourcing.persistence import IntegrityError, Notification, StoredEvent
 
 from appliance.desktop.seeing.taught import TaughtTarget
 from appliance.journal.aggregates import (
+    ALIASES_ID,
     EPOCH_ID,
     RETENTION_ID,
     SETTINGS_ID,
     TAUGHT_ID,
+    Aliases,
     Device,
     DeviceSettings,
     JournalEpoch,
@@ -26,6 +28,7 @@ from appliance.journal.aggregates import (
     Retention,
     TaughtTargets,
 )
+from appliance.journal.alias_log import Alias, fold_aliases
 from appliance.journal.chain import (
     ChainedPostgresRecorder,
     ChainedSQLiteRecorder,
@@ -57,7 +60,7 @@ from appliance.limits import escape_controls
 from appliance.settings import Settings
 from appliance.turn import Outcome, Turn
 
-A = TypeVar("A", Device, Turn, TaughtTargets)
+A = TypeVar("A", Device, Turn, TaughtTargets, Aliases)
 PAGE = 2000
 RECENT_EVENTS = 240
 """How far back the projections of `say` look: enough for the pending question, the last
@@ -379,6 +382,15 @@ class Journal(Application[UUID]):
     def taught_targets(self) -> list[TaughtTarget]:
         """Targets a person taught, from the events the keyed chain vouches for only; none
         while a break found in the journal is not yet recorded."""
+        return fold_taught(self._taught_events())
+
+    def taught_at(self) -> dict[str, datetime]:
+        """When each target was taught (its vouched `TargetTaught` event's time), by id."""
+        return {str(event.target.get("id", "")): event.timestamp
+                for _nid, event in self._taught_events()
+                if type(event).__name__ == "TargetTaught" and isinstance(event.target, dict)}
+
+    def _taught_events(self) -> list[tuple[int, Any]]:
         if self._distrusted:
             return []
         try:
@@ -391,7 +403,7 @@ class Journal(Application[UUID]):
                 vouched.append(row)
             else:
                 self._damaged(row[0], describe(row))
-        return fold_taught(self._decoded(vouched))
+        return list(self._decoded(vouched))
 
     def teach_target(self, target: TaughtTarget) -> None:
         fields = target.model_dump(mode="json", exclude={"by", "hits", "misses_since_hit"})
@@ -400,11 +412,70 @@ class Journal(Application[UUID]):
     def target_used(self, target_id: str, hit: bool) -> None:
         self._amend(self._taught, lambda t: t.used(target=target_id, hit=hit))
 
+    def forget_target(self, target_id: str, by: str) -> bool:
+        """A taught target dropped (from the caregiver page: `by` is the caregiver's name);
+        False when no such target is taught."""
+        if target_id not in {t.id for t in self.taught_targets()}:
+            return False
+        self._amend(self._taught, lambda t: t.forgotten(target=target_id, by=by))
+        return True
+
     def _taught(self) -> TaughtTargets:
         try:
             return cast(TaughtTargets, self.repository.get(TAUGHT_ID))
         except AggregateNotFoundError:
             return TaughtTargets()
+
+    # -- aliases -----------------------------------------------------------------------
+
+    def aliases(self) -> list[Alias]:
+        """Names a person gave elements ("call Doctor Patel my doctor"), oldest first, from the
+        events the keyed chain vouches for only (an edited one is reported as damage and left
+        out); none while a break found in the journal is not yet recorded."""
+        return fold_aliases(self._alias_events())
+
+    def _alias_events(self) -> list[tuple[int, Any]]:
+        if self._distrusted:
+            return []
+        try:
+            rows = self.chained.raw_events(ALIASES_ID)
+        except Exception:  # damaged where they are: no alias is trusted
+            return []
+        vouched = []
+        for row, ok in zip(rows, self._vouched(rows), strict=True):
+            if ok:
+                vouched.append(row)
+            else:
+                self._damaged(row[0], describe(row))
+        return list(self._decoded(vouched))
+
+    def teach_alias(self, app: str, element: str, name: str, by: str, turn: str = "",
+                    role: str = "") -> Alias:
+        """Record that `name` means the element called `element` in `app` (replacing what
+        `name` meant there before); `by`: who (voice, text, switch, or the caregiver's name),
+        `turn`: the turn it was said in ("" from the caregiver page)."""
+        alias_id = uuid4().hex[:12]
+        fields = {"alias": alias_id, "app": app, "element": element, "role": role,
+                  "name": name, "by": by, "turn": turn}
+        self._amend(self._aliases, lambda a: a.taught(**fields))
+        return next(a for a in reversed(self.aliases()) if a.id == alias_id)
+
+    def forget_alias(self, alias_id: str, by: str, turn: str = "") -> bool:
+        """Drop an alias (`by`: who, `turn`: the turn it was said in, "" from the caregiver
+        page); False when no such alias is taught."""
+        alias = next((a for a in self.aliases() if a.id == alias_id), None)
+        if alias is None:
+            return False
+        self._amend(self._aliases, lambda a: a.forgotten(
+            alias=alias.id, app=alias.app, element=alias.element, name=alias.name, by=by,
+            turn=turn))
+        return True
+
+    def _aliases(self) -> Aliases:
+        try:
+            return cast(Aliases, self.repository.get(ALIASES_ID))
+        except AggregateNotFoundError:
+            return Aliases()
 
     # -- devices -----------------------------------------------------------------------
 

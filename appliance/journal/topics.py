@@ -15,6 +15,7 @@ from eventsourcing.persistence import Mapper, StoredEvent
 from eventsourcing.utils import get_topic
 
 from appliance.journal.aggregates import (
+    Aliases,
     Device,
     DeviceSettings,
     JournalEpoch,
@@ -24,7 +25,7 @@ from appliance.journal.aggregates import (
 from appliance.turn import Turn
 
 AGGREGATES: tuple[type[Aggregate], ...] = (
-    Turn, DeviceSettings, Device, Retention, JournalEpoch, TaughtTargets,
+    Turn, DeviceSettings, Device, Retention, JournalEpoch, TaughtTargets, Aliases,
 )
 
 

@@ -25,12 +25,15 @@ from appliance.desktop.roles import (
     TOGGLE_ROLES,
 )
 from appliance.desktop.seeing.taught import seen_reason, seen_refusal
+from appliance.intents.aliases import name_refusal
 from appliance.intents.model import (
     SCREEN_CHANGING,
     Activate,
     Clarify,
     Focus,
+    ForgetName,
     Intent,
+    NameElement,
     OpenApp,
     PickMark,
     PressKey,
@@ -223,6 +226,18 @@ def _judge(
         taught = taught_spot(intent, marks)
         if taught is not None:
             return Verdict(Decision.reject, reasons=(taught,), intent=intent)
+        return Verdict(Decision.show, intent=intent)
+    if isinstance(intent, NameElement):  # "call Doctor Patel my doctor": naming, not acting
+        refusal = name_refusal(intent, snapshot)
+        denied = {a.casefold() for a in settings.denylist_apps}
+        apps = {m.node.app for m in find_targets(intent.target, snapshot, limit=20)
+                if m.score == 1.0}
+        if refusal is None and apps and all(a.casefold() in denied for a in apps):
+            refusal = f"{min(apps)} is not allowed on this device."
+        if refusal is not None:
+            return Verdict(Decision.reject, reasons=(refusal,), intent=intent)
+        return Verdict(Decision.show, intent=intent)
+    if isinstance(intent, ForgetName):
         return Verdict(Decision.show, intent=intent)
     if isinstance(intent, PickMark):
         try:

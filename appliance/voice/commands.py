@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from appliance.settings import WakeCheckName
 from appliance.voice.audio.clock import AudioClock, Wakeup
@@ -32,6 +32,13 @@ from appliance.voice.sink import Reply, TurnSink, Utterance
 
 if TYPE_CHECKING:
     from appliance.voice.hearing.profile import VoiceProfile
+
+
+@runtime_checkable
+class SpeakingSTT(Protocol):
+    """An STT that says things of its own (enrolment's prompts) the way replies are said."""
+
+    def set_speaker(self, say: Callable[[str], None]) -> None: ...
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +88,10 @@ class VoiceOptions:
     end_of_speech_s: float | None = None
     # Told the phrase of each take learned from a yes (the kiosk journals that it was).
     on_learned: Callable[[str], None] | None = None
+    # Told of each phrase enrolled at the kiosk: (phrase, "wake" or "command", takes).
+    on_enrolled: Callable[[str, str, int], None] | None = None
+    # The commands the person says most, asked for first when enrolling at the kiosk.
+    frequent: Callable[[], list[str]] | None = None
     # Called for every chunk read: the service watchdog pings only while this loop runs.
     heartbeat: Callable[[], None] | None = None
 
@@ -115,7 +126,8 @@ def run_voice(
 
     opts = options or VoiceOptions()
     profile = VoiceProfile(opts.profile) if opts.profile is not None else None
-    opts = replace(opts, vad=replace(opts.vad, stop_secs=end_of_speech(opts, profile)))
+    asked = opts
+    opts = replace(opts, vad=replace(opts.vad, stop_secs=end_of_speech(asked, profile)))
     clock, wakeup = AudioClock(), Wakeup()
 
     replying: Callable[[], bool] = lambda: False  # noqa: E731 (set once the output exists)
@@ -148,7 +160,9 @@ def run_voice(
         # `replying` is looked up when called: it is set once the output exists.
         stt = ClosedSetSTTService(recognizer, names, lambda read: answers_around(words_of(read)),
                                   replying=lambda: replying(), profile=profile,
-                                  learning=opts.learn_voice, on_learned=opts.on_learned)
+                                  learning=opts.learn_voice, on_learned=opts.on_learned,
+                                  on_enrolled=opts.on_enrolled, frequent=opts.frequent,
+                                  stop_secs=lambda: end_of_speech(asked, profile))
     else:
         from appliance.voice.hearing.stt_whisper import WhisperSTTService
 
@@ -230,13 +244,16 @@ async def _run_speaking(
     turns: TurnProcessor,
     on_speaker: Callable[[Callable[[str], None]], None] | None,
 ) -> None:
+    loop = asyncio.get_running_loop()
+
+    def say(text: str) -> None:
+        asyncio.run_coroutine_threadsafe(turns.announce(text), loop)
+
     if on_speaker is not None:
-        loop = asyncio.get_running_loop()
-
-        def say(text: str) -> None:
-            asyncio.run_coroutine_threadsafe(turns.announce(text), loop)
-
         on_speaker(say)
+    for processor in processors:  # the STT says enrolment's prompts
+        if isinstance(processor, SpeakingSTT):
+            processor.set_speaker(say)
     await run_pipeline(feeder, processors, live, loaded.speaker.rate)
 
 
@@ -266,6 +283,8 @@ def run_audio(
     learn_voice: bool = True,
     end_of_speech_s: float | None = None,
     on_learned: Callable[[str], None] | None = None,
+    on_enrolled: Callable[[str, str, int], None] | None = None,
+    frequent: Callable[[], list[str]] | None = None,
 ) -> VoiceStats:
     """`appliance run`: a WAV file (ends with the file) or the microphone (runs until stopped).
 
@@ -281,7 +300,8 @@ def run_audio(
             source, sink, loaded, speaker,
             VoiceOptions(wake_phrase=wake_phrase, heartbeat=heartbeat, barge_in=barge_in,
                          wake_check=wake_check, profile=profile, learn_voice=learn_voice,
-                         end_of_speech_s=end_of_speech_s, on_learned=on_learned),
+                         end_of_speech_s=end_of_speech_s, on_learned=on_learned,
+                         on_enrolled=on_enrolled, frequent=frequent),
             on_event,
             on_speaker,
         )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from appliance.voice.audio.pcm import PIPELINE_RATE, load_wav
 from appliance.voice.errors import VoiceError
-from appliance.voice.hearing.closed_set import closed_set
+from appliance.voice.hearing.enrolling import sayable
 from appliance.voice.hearing.profile import (
     BadTake,
     Take,
@@ -18,25 +18,6 @@ from appliance.voice.hearing.profile import (
     check_take,
 )
 from appliance.voice.hearing.wake import WakeGate
-
-LONGEST_PHRASE_WORDS = 8
-"""A phrase longer than this is not one command."""
-LONGEST_NAME_WORDS = 3
-"""The longest name a phrase may give a control ("tick the urgent box": "the urgent box")."""
-
-
-def sayable(phrase: str) -> bool:
-    """Whether some screen's closed set could hold `phrase`: a command of the grammar whose
-    names are taken from its own words (a longer phrase is never one name said bare)."""
-    said = phrase.casefold().split()
-    if not said or len(said) > LONGEST_PHRASE_WORDS:
-        return False
-    spans = {(i, j) for i in range(len(said))
-             for j in range(i + 1, min(len(said), i + LONGEST_NAME_WORDS) + 1)}
-    if len(said) > 1:
-        spans.discard((0, len(said)))
-    names = tuple(sorted({" ".join(said[i:j]) for i, j in spans}))
-    return " ".join(said) in closed_set(names, names, names)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,18 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from appliance.audit.story import GROUP_LOOKS
-from appliance.web.routes import access, day, export, fleet, health, people, settings, undo
+from appliance.web.routes import (
+    access,
+    day,
+    export,
+    fleet,
+    health,
+    people,
+    settings,
+    taught,
+    undo,
+    voice,
+)
 from appliance.web.shared import Refusal, WebState
 from appliance.web.turn_view import facts
 
@@ -21,7 +32,8 @@ HERE = Path(__file__).parent
 HEADERS = {
     "Content-Security-Policy": (
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
-        "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+        "connect-src 'self'; media-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
+        "form-action 'self'"
     ),
     "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
@@ -33,7 +45,7 @@ HEADERS = {
     ),
 }
 FAVICON = HERE / "static" / "favicon.svg"
-ROUTERS = (day, settings, people, access, undo, health, fleet, export)
+ROUTERS = (day, settings, people, access, undo, health, fleet, export, voice, taught)
 
 
 def create_app(state: WebState) -> FastAPI:

@@ -7,6 +7,7 @@ import threading
 import time
 from typing import Any
 
+from appliance.journal.store import voice_profile_path
 from appliance.systemd_notify import ServiceNotifier
 from appliance.web.accounts import Accounts
 from appliance.web.app import create_app
@@ -33,7 +34,8 @@ def run_server(store: str | None, port: int, desktop: str = "atspi", lan: bool =
     folder = web_dir(store)
     state = WebState(journal=journal, accounts=Accounts(folder / "web.sqlite"),
                      pairing=PairingOffer(pairing_path(store)), secure=lan,
-                     desktop=desktop, notes=notes_path(store), folder=folder)
+                     desktop=desktop, notes=notes_path(store), folder=folder,
+                     voice=None if central_db is not None else voice_profile_path(store))
     if central_db is not None:
         from appliance.fleet.central_store import CentralStore
 

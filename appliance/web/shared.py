@@ -44,6 +44,7 @@ class WebState:
     fleet: CentralStore | None = None  # the central server's database (--central-db)
     tally: DayTally = field(default_factory=DayTally)  # the day's counts, kept up to date
     clock: Callable[[], float] = time.time  # "now" for the kiosk's heartbeat (a test's own)
+    voice: Path | None = None  # the person's voice profile beside the journal (None: none here)
 
     def kiosk(self) -> Liveness | None:
         """Whether the kiosk is listening now; None at a central server, which has no kiosk."""

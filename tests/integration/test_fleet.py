@@ -286,6 +286,44 @@ def test_a_journal_that_fails_its_check_raises_an_alert(central: Central, tmp_pa
 # -- exactly once under SIGKILL ----------------------------------------------------------------
 
 
+def test_what_a_person_taught_reaches_the_central_and_reads_in_words(
+    central: Central, tmp_path: Path
+) -> None:
+    """Taught spots, names for elements and takes of the voice are accepted by the central
+    (their topics are the journal's own) and told on its timeline as on the kiosk's page."""
+    from zoneinfo import ZoneInfo
+
+    from appliance.audit.story import told
+    from appliance.desktop.seeing.taught import TaughtTarget
+    from appliance.fleet.central_timeline import recent_rows
+
+    kiosk = Kiosk(tmp_path / "k", "room-taught")
+    kiosk.join(central)
+    journal = Journal(kiosk.store)
+    journal.teach_target(TaughtTarget(id="t1", app="TkForm", window="Clinic form", name="Save",
+                                      offset=(1, 2, 30, 20), text="", fingerprint="0" * 16,
+                                      by="voice turn 1a2b3c4d"))
+    journal.target_used("t1", hit=True)
+    alias = journal.teach_alias("Messages", "Doctor Patel", "my doctor", by="voice",
+                                turn="9f8e7d6c5b4a")
+    journal.forget_alias(alias.id, by="Carol")
+    journal.voice_takes_added("click send", "command", 3, "enrolled", by="Carol")
+    journal.voice_takes_removed("click send", 1, by="Carol")
+    done = kiosk.uplink_once()
+    assert done.returncode == 0, done.stderr
+    _held_exactly(central, kiosk)
+    said = [h.text for h in told(recent_rows(central.store, kiosk.name), ZoneInfo("UTC"))
+            .happenings]
+    assert said == [
+        "The person taught the spot \u201cSave\u201d in TkForm (Clinic form) (in turn 1a2b3c4d)",
+        "The taught spot \u201cSave\u201d was clicked, and the screen changed",
+        "The person called Doctor Patel in Messages \u201cmy doctor\u201d (in turn 9f8e7d6c)",
+        "Carol took back the name \u201cmy doctor\u201d (it meant Doctor Patel in Messages)",
+        "Carol added 3 takes of \u201cclick send\u201d to the person's voice",
+        "Carol removed 1 take of \u201cclick send\u201d from the person's voice",
+    ]
+
+
 def test_exactly_once_when_the_uplinks_and_the_central_are_killed_at_random_points(
     central: Central, tmp_path: Path
 ) -> None:

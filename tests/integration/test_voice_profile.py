@@ -203,3 +203,32 @@ def test_bad_takes_are_one_line_and_add_nothing(tmp_path: Path) -> None:
     assert VoiceProfile(profile_path(kiosk.store)).takes() == []
     with wave.open(str(good)) as w:
         assert w.getframerate() == PIPELINE_RATE
+
+
+def test_learn_my_voice_at_the_kiosk_takes_each_phrase_and_resumes(tmp_path: Path) -> None:
+    kiosk = Kiosk(tmp_path, messages())
+    gap = silence(2.0)  # longer than the wait after a take while enrolling
+
+    def takes(text: str, count: int) -> list[bytes]:
+        return [part for i in range(count) for part in (espeak(text, 140 + 15 * i), gap)]
+
+    audio = wav(tmp_path / "enrol.wav", silence(1), espeak("hey juniper, learn my voice", 150),
+                gap, *takes("hey juniper", 5), *takes("yes", 3), espeak("stop", 150), gap)
+    replies = tmp_path / "replies.wav"
+    r = run("run", "--audio", str(audio), "--desktop", f"sim:{kiosk.scene}", "--store",
+            kiosk.store, "--no-panel", "--no-switch", "--speak-to", str(replies))
+    assert r.code == 0, r.err
+    profile = VoiceProfile(profile_path(kiosk.store))
+    counts: dict[str, int] = {}
+    for take in profile.takes():
+        counts[take.phrase] = counts.get(take.phrase, 0) + 1
+    assert counts == {"hey juniper": 5, "yes": 3}  # "stop", said when asked for "no", stopped
+    timeline = run("audit", "--json", "--store", kiosk.store).json()
+    added = [(e["data"]["phrase"], e["data"]["kind"], e["data"]["takes"], e["data"]["by"])
+             for e in timeline if e["event"] == "VoiceTakesAdded"]
+    assert added == [("hey juniper", "wake", 5, "the person"), ("yes", "command", 3, "the person")]
+    assert not any(e["event"] in ("Heard", "Answered") for e in timeline), "takes are no turns"
+    # Said again, it goes on where it stopped.
+    from appliance.voice.hearing.enrolling import Enrolling
+
+    assert Enrolling.plan(profile, "hey juniper").prompt() == "Say: no."

@@ -285,14 +285,19 @@ def test_nothing_without_a_session(server: Server) -> None:
         _pair(server, stranger)
         for path in ("/", "/turn/abc", "/pair", "/week", "/replay", "/health", "/export",
                      "/report", "/people", "/settings", "/sessions", "/undo/0123456789ab",
-                     "/fleet"):
+                     "/fleet", "/voice", "/voice/take/1/audio", "/voice/take/1/delete",
+                     "/voice/phrase/1/delete", "/voice/delete-all", "/taught",
+                     "/taught/0123456789ab/remove", "/taught/name/0123456789ab/remove"):
             r = stranger.get(server.url + path)
             assert r.status_code == 303 and r.headers["location"] in ("/login", "/pair"), path
         assert stranger.get(server.url + "/events").status_code == 401
         assert stranger.get(server.url + "/kiosk/status").status_code == 401
         assert stranger.post(server.url + "/undo/0123456789ab", data={}).status_code == 403
         for path in ("/settings", "/health/verify", "/people/invite", "/people/remove",
-                     "/people/withdraw", "/sessions/end", "/sessions/end-one"):
+                     "/people/withdraw", "/sessions/end", "/sessions/end-one",
+                     "/voice/take/1/delete", "/voice/take/1/approve", "/voice/phrase/1/delete",
+                     "/voice/delete-all", "/taught/0123456789ab/remove",
+                     "/taught/name/0123456789ab/remove"):
             assert stranger.post(server.url + path, data={}).status_code == 403, path
         assert stranger.post(server.url + "/logout", data={"csrf": "x"}).status_code == 403
         page = stranger.get(server.url + "/login")

@@ -177,7 +177,8 @@ def test_every_page_fits_a_phone_and_a_laptop_and_reads_as_the_day(day: Server,
             assert "{'" not in page.locator("main").inner_text()
             _fits_and_passes(page, shots, f"turn-asked-{size}")
             for path in ("/week", "/report?day=today", "/replay", "/replay?since=today",
-                         "/settings", "/health", "/sessions", "/people", "/turn/0000dead"):
+                         "/settings", "/health", "/sessions", "/people", "/turn/0000dead",
+                         "/voice", "/taught"):
                 page.goto(day.url + path)
                 name = path.strip("/").replace("?", "-").replace("=", "-").replace("/", "-")
                 _fits_and_passes(page, shots, f"{name}-{size}")

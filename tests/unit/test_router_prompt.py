@@ -119,9 +119,12 @@ def test_examples_are_valid_intents_of_the_model_schema() -> None:
 
 def test_model_schema_is_a_narrowing_of_the_intent_schema() -> None:
     full, narrow = intent_json_schema(), llm_intent_schema()
-    # Numbers and the grid are the person's alone: a model never saw what they showed.
-    assert set(full["$defs"]) - set(narrow["$defs"]) == {"ShowMarks", "PickMark"}
-    assert {"show_marks", "pick_mark"}.isdisjoint(narrow["discriminator"]["mapping"])
+    # Numbers and the grid are the person's alone: a model never saw what they showed; and so
+    # are the names a person gives elements.
+    assert set(full["$defs"]) - set(narrow["$defs"]) == {
+        "ShowMarks", "PickMark", "NameElement", "ForgetName"}
+    assert {"show_marks", "pick_mark", "name_element", "forget_name"}.isdisjoint(
+        narrow["discriminator"]["mapping"])
     for name, variant in narrow["$defs"].items():
         if "intent" not in variant.get("properties", {}):
             continue

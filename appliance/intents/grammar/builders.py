@@ -45,6 +45,11 @@ _NAMES_A_FIELD = re.compile(
 _WORD_CHAR = re.compile(r"\w")
 
 
+LEARN_AT_THE_KIOSK = ("I learn a voice by listening to it: say 'hey juniper, learn my voice' "
+                      "to my microphone, or a caregiver can add recordings with appliance "
+                      "enroll. What would you like me to do now?")
+
+
 def build(reading: Reading) -> tuple[Intent, bool]:
     """The intent for one parse and whether every name in it matched exactly."""
     name = reading.result.intent.name
@@ -182,6 +187,9 @@ def build(reading: Reading) -> tuple[Intent, bool]:
             return dictated(reading), False
         case "compose" | "reply_with":
             return composed(reading), False
+        case "learn_voice":
+            return Clarify(question=LEARN_AT_THE_KIOSK, confidence=meaning.confidence,
+                           words=words), False
         case "vague":
             return Clarify(
                 question=str(slots["question"].value), confidence=meaning.confidence, words=words

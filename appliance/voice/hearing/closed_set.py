@@ -435,6 +435,11 @@ class SentenceSet:
                 return False
         return True
 
+    def intent_of(self, text: str) -> str | None:
+        """The grammar's intent a sentence of the set asks for (None: not one, or two)."""
+        meaning = self._meaning.get(" ".join(words(text)))
+        return meaning[0] if meaning is not None else None
+
     def means_alike(self, one: str, other: str) -> bool:
         """Two sentences of the set that ask for the same thing ("select doctor", "select the
         doctor")."""

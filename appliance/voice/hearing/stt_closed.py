@@ -19,8 +19,22 @@ from rapidfuzz import fuzz
 from appliance.policy.doubts import Doubt
 from appliance.voice.hearing.closed_set import SentenceSet, closed_set
 from appliance.voice.hearing.closed_whisper import SPOTTER_VETO, ClosedWhisperRecognizer
+from appliance.voice.hearing.enrolling import (
+    ENROLLED_COMMANDS,
+    STARTING_COMMANDS,
+    Enrolling,
+    sayable,
+)
 from appliance.voice.hearing.profile import VoiceProfile
-from appliance.voice.hearing.stt_whisper import PREROLL_S, RATE, Transcript, WhisperSTTService
+from appliance.voice.hearing.stt_whisper import (
+    PREROLL_S,
+    RATE,
+    EndOfSpeechFrame,
+    SpeculatedFrame,
+    SpeculateFrame,
+    Transcript,
+    WhisperSTTService,
+)
 from appliance.voice.hearing.templates import TemplateMatch
 from appliance.voice.hearing.wake_spotter import HEARD_BYTES
 from appliance.voice.sink import ScreenNames, TurnSink, names_reader, vocabulary_of
@@ -33,6 +47,12 @@ NEAR_SPELLING = 75.0
 """A sentence of the screen spelt this close to an enrolled one, itself not enrolled, is one
 the takes cannot tell apart from it ("click save" beside an enrolled "click send")."""
 YES = "yes"
+LEARN_VOICE = "learn_voice"
+"""The grammar's intent that starts enrolment at the kiosk ("hey juniper, learn my voice")."""
+STOP_WORDS = ("stop", "cancel", "stop that")
+"""Said instead of the phrase asked for, these end enrolment (to be resumed later)."""
+ENROLLING_STOP_S = 1.2
+"""Silence that ends a take while enrolling: the person's own pauses are not known yet."""
 
 
 def screen_reader(
@@ -58,12 +78,18 @@ class ClosedSetSTTService(WhisperSTTService):
         profile: VoiceProfile | None = None,
         learning: bool = True,
         on_learned: Callable[[str], None] | None = None,
+        on_enrolled: Callable[[str, str, int], None] | None = None,
+        stop_secs: Callable[[], float] = lambda: 0.35,
+        frequent: Callable[[], list[str]] | None = None,
         **kwargs: Any,
     ) -> None:
         """`words_of`: the open path's prompt words for the names read (one read of the
         screen gives both, per segment); `replying`: whether the appliance is speaking;
         `profile`: the person's takes, heard first; `learning`: a yes to "did you mean"
-        offers the doubted audio to the profile as a take, and `on_learned` hears of it."""
+        offers the doubted audio to the profile as a take, and `on_learned` hears of it;
+        `on_enrolled` hears of each phrase enrolled at the kiosk (phrase, kind, takes), and
+        `stop_secs` says how much silence ends speech once the profile changed; `frequent`
+        gives the commands the person says most, enrolled first."""
         super().__init__(
             recognizer.engine, lambda: words_of(names()), recognizer.wake_phrase, **kwargs
         )
@@ -79,8 +105,24 @@ class ClosedSetSTTService(WhisperSTTService):
         self._on_learned = on_learned
         self._asked: tuple[str, bytes] | None = None  # the doubted sentence and its audio
         self._spotter_knows: tuple[int, bool] | None = None  # (profile generation, verdict)
+        self._on_enrolled = on_enrolled
+        self._stop_secs = stop_secs
+        self._frequent = frequent
+        self._enrolling: Enrolling | None = None
+        self._say: Callable[[str], None] | None = None  # set once the pipeline can speak
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def set_speaker(self, say: Callable[[str], None]) -> None:
+        """How enrolment's prompts are said (queued as a reply is, the microphone muted)."""
+        self._say = say
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        self._loop = asyncio.get_running_loop()
+        if isinstance(frame, SpeculateFrame) and self._enrolling is not None:
+            # A take is heard whole: no early transcript, and no pause ends it early.
+            if not frame.cancel:
+                await self.push_frame(SpeculatedFrame(pause=frame.pause), FrameDirection.UPSTREAM)
+            return
         if isinstance(frame, VADUserStartedSpeakingFrame):
             self._spotted, self._read = False, None
             self._over_reply = self._replying()
@@ -116,6 +158,16 @@ class ClosedSetSTTService(WhisperSTTService):
     def _hear(self, pcm: bytes) -> Transcript:
         names = self._names() if self._read is None else self._read
         sentences = closed_set(*names)
+        if self._enrolling is not None:
+            return self._enrol_take(pcm, sentences, names)
+        heard = self._heard(pcm, sentences, names)
+        if (heard.wake and self.profile is not None and self._say is not None
+                and sentences.intent_of(self.recognizer.command_words(heard.text, True))
+                == LEARN_VOICE):
+            return self._start_enrolling(heard)
+        return heard
+
+    def _heard(self, pcm: bytes, sentences: SentenceSet, names: ScreenNames) -> Transcript:
         personal = self._personal(pcm, sentences)
         if personal is not None and not personal.doubt:
             return self._learned_from(personal, pcm)
@@ -125,6 +177,55 @@ class ClosedSetSTTService(WhisperSTTService):
             # Whisper is no surer than the takes, which a near sentence may also fit: ask.
             heard = personal
         return self._learned_from(heard, pcm)
+
+    def _start_enrolling(self, heard: Transcript) -> Transcript:
+        """"Learn my voice": the phrases still to take, the first said, speech waited for longer."""
+        assert self.profile is not None and self._say is not None
+        self._enrolling = Enrolling.plan(self.profile, self.recognizer.wake_phrase,
+                                         self._commands_to_enrol())
+        self._say(self._enrolling.opening())
+        if self._enrolling.done:
+            self._enrolling = None
+        else:
+            self._tell_vad(ENROLLING_STOP_S)
+        return Transcript("", None, heard.stt_ms, heard.audio_s)
+
+    def _commands_to_enrol(self) -> list[str]:
+        """The person's most said commands that the grammar can say, then the starting set."""
+        try:
+            said = self._frequent() if self._frequent is not None else []
+        except Exception as e:  # no history to go by: the starting set alone
+            log.warning("the commands said most could not be read: %s", e)
+            said = []
+        ours = [c for c in said if sayable(c)][:ENROLLED_COMMANDS]
+        return list(dict.fromkeys([*ours, *STARTING_COMMANDS]))[:ENROLLED_COMMANDS]
+
+    def _enrol_take(self, pcm: bytes, sentences: SentenceSet, names: ScreenNames) -> Transcript:
+        """One take of the phrase asked for; "stop" (when that is not the phrase) ends it."""
+        enrolling = self._enrolling
+        assert enrolling is not None and self._say is not None
+        asked = enrolling.phrases[0].said
+        heard = self.recognizer.transcribe(pcm, sentences, self._words_of(names))
+        said = self.recognizer.command_words(heard.text, bool(heard.wake))
+        if said in STOP_WORDS and asked not in STOP_WORDS:
+            reply = enrolling.stop()
+        else:
+            reply, finished = enrolling.take(pcm)
+            if finished is not None and self._on_enrolled is not None:
+                kind = "wake" if finished == self.recognizer.wake_phrase else "command"
+                self._on_enrolled(finished, kind, enrolling.learned.get(finished, 0))
+        if enrolling.done:  # the reply is its closing words
+            self._enrolling = None
+            self._tell_vad(self._stop_secs())
+        self._say(reply)
+        return Transcript("", None, 0.0, len(pcm) / 2 / RATE)
+
+    def _tell_vad(self, stop_secs: float) -> None:
+        """From the hearing thread: the VAD waits `stop_secs` of silence from now on."""
+        if self._loop is not None:
+            asyncio.run_coroutine_threadsafe(
+                self.push_frame(EndOfSpeechFrame(stop_secs=stop_secs), FrameDirection.UPSTREAM),
+                self._loop)
 
     def _personal(self, pcm: bytes, sentences: SentenceSet) -> Transcript | None:
         """The sentence the person's own takes hear, or None; doubtful when the screen has a

@@ -190,6 +190,14 @@ class SpeculateFrame(SystemFrame):
 
 
 @dataclass
+class EndOfSpeechFrame(SystemFrame):
+    """From the STT, upstream to the VAD: from now on this much silence ends speech (longer while
+    a person enrols, who may pause between words before their pauses are known)."""
+
+    stop_secs: float = 0.35
+
+
+@dataclass
 class SpeculatedFrame(SystemFrame):
     """From the STT, upstream to the VAD: a pause's early transcript is ready, and whether it
     is a command said in full (then the VAD need not wait out its stop_secs)."""

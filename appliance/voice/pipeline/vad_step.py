@@ -4,6 +4,7 @@ STT of each pause, so that a command said in full may end its segment early."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from pipecat.frames.frames import (
@@ -16,7 +17,7 @@ from pipecat.processors.audio.vad_processor import VADProcessor
 from pipecat.processors.frame_processor import FrameDirection
 
 from appliance.voice.audio.clock import AudioClock
-from appliance.voice.hearing.stt_whisper import SpeculatedFrame, SpeculateFrame
+from appliance.voice.hearing.stt_whisper import EndOfSpeechFrame, SpeculatedFrame, SpeculateFrame
 from appliance.voice.hearing.vad import FRAME_MS, VadSettings, WebRTCVADAnalyzer
 from appliance.voice.pipeline.frames import Segment, SegmentFrame
 
@@ -71,11 +72,21 @@ class TrackedVADProcessor(VADProcessor):
         if isinstance(frame, SpeculatedFrame):
             self._answered(frame)
             return
+        if isinstance(frame, EndOfSpeechFrame):
+            self._wait_after_speech(frame.stop_secs)
+            return
         await super().process_frame(frame, direction)
         if isinstance(frame, InputAudioRawFrame):
             await self._speculate()
             self.frames_read += 1
             self._notify()
+
+    def _wait_after_speech(self, stop_secs: float) -> None:
+        """From the next segment on, `stop_secs` of silence ends speech."""
+        self._settings = replace(self._settings, stop_secs=stop_secs)
+        self._analyzer.set_params(self._analyzer.params.model_copy(update={"stop_secs": stop_secs}))
+        self._analyzer.settings = self._settings
+        self._stop_frames = round(stop_secs * 1000 / FRAME_MS)
 
     def _answered(self, frame: SpeculatedFrame) -> None:
         """The STT's early transcript of a pause: a command said in full, in the pause still

@@ -26,7 +26,10 @@ class RecognizerMissing(Exception):
     """This build's VoiceOptions has no `recognizer` (the closed-set branch is not merged)."""
 
 
-def voice_options(recognizer: str, pace: float | None, vad: VadSettings | None = None) -> Any:
+def voice_options(recognizer: str, pace: float | None, vad: VadSettings | None = None,
+                  profile: Path | None = None) -> Any:
+    """`profile`: the person's voice profile, heard before Whisper, never learned into (a
+    benchmark's profile stays as enrolled)."""
     from appliance.voice.commands import VoiceOptions
 
     # The bench never mutes: a file is held while the appliance answers (see Feeder) and the
@@ -34,6 +37,9 @@ def voice_options(recognizer: str, pace: float | None, vad: VadSettings | None =
     options: dict[str, Any] = {"pace": pace, "mute_while_speaking": False}
     if vad is not None:  # (appliance_lab.tuning.closed_set_latency varies it)
         options["vad"] = vad
+    if profile is not None:
+        options["profile"] = profile
+        options["learn_voice"] = False
     if "recognizer" in VoiceOptions.__dataclass_fields__:
         options["recognizer"] = recognizer
     elif recognizer != "open":
@@ -59,8 +65,9 @@ class RunResult:
 
 def run_clips(scene: str, clips: list[bytes], recognizer: str, pace: float | None,
               on_turn: Callable[[], None] | None = None,
-              vad: VadSettings | None = None) -> RunResult:
-    """Feed `clips` (16 kHz PCM16), separated by GAP_S of silence, through one pipeline."""
+              vad: VadSettings | None = None, profile: Path | None = None) -> RunResult:
+    """Feed `clips` (16 kHz PCM16), separated by GAP_S of silence, through one pipeline;
+    `profile`: with the person's voice profile (appliance/voice/hearing/profile.py)."""
     from appliance.voice.commands import engines, run_voice
 
     gap = bytes(int(GAP_S * PIPELINE_RATE) * 2)
@@ -75,7 +82,7 @@ def run_clips(scene: str, clips: list[bytes], recognizer: str, pace: float | Non
     with tempfile.TemporaryDirectory() as tmp:
         sink = SceneSink(scene, Path(tmp))
         stats = run_voice(WavSource(pcm=audio), sink, engines(progress=False), None,
-                          voice_options(recognizer, pace, vad),
+                          voice_options(recognizer, pace, vad, profile),
                           on_event=(lambda _reply: on_turn()) if on_turn else None)
     return RunResult(sink.turns, stats.heard, spans, audio.seconds)
 

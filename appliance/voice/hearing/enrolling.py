@@ -1,0 +1,124 @@
+"""Enrolment at the kiosk ("learn my voice"): the appliance says each phrase, the person says it
+back, and each take is checked and kept in their voice profile. Said again later, it goes on
+where it stopped: phrases that already have their takes are skipped."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from appliance.voice.hearing.closed_set import closed_set
+from appliance.voice.hearing.profile import BadTake, TakeKind, VoiceProfile
+
+LONGEST_PHRASE_WORDS = 8
+"""A phrase longer than this is not one command."""
+LONGEST_NAME_WORDS = 3
+"""The longest name a phrase may give a control ("tick the urgent box": "the urgent box")."""
+WAKE_TAKES = 5
+"""Takes of the wake phrase asked for."""
+COMMAND_TAKES = 3
+"""Takes of each command asked for."""
+TRIES = 3
+"""Takes that cannot be learned from before a phrase is skipped."""
+ENROLLED_COMMANDS = 15
+"""Commands asked for at one enrolment: with the wake phrase, about five minutes."""
+STARTING_COMMANDS = (
+    "yes", "no", "stop", "cancel", "undo that", "show numbers", "hide numbers", "scroll up",
+    "scroll down", "read it", "what is on the screen", "click send", "click one", "click two",
+    "click three",
+)
+"""What a person is asked to say when their journal has no commands of their own yet."""
+BEGIN = ("Let's learn your voice. I will say a phrase; say it back to me the way you usually "
+         "would, after I finish. This takes about five minutes.")
+AGAIN = "Let's try that once more."
+SKIPPED = "Let's skip that one."
+
+
+def sayable(phrase: str) -> bool:
+    """Whether some screen's closed set could hold `phrase`: a command of the grammar whose
+    names are taken from its own words (a longer phrase is never one name said bare)."""
+    said = phrase.casefold().split()
+    if not said or len(said) > LONGEST_PHRASE_WORDS:
+        return False
+    spans = {(i, j) for i in range(len(said))
+             for j in range(i + 1, min(len(said), i + LONGEST_NAME_WORDS) + 1)}
+    if len(said) > 1:
+        spans.discard((0, len(said)))
+    names = tuple(sorted({" ".join(said[i:j]) for i, j in spans}))
+    return " ".join(said) in closed_set(names, names, names)
+
+
+@dataclass(frozen=True)
+class Phrase:
+    said: str
+    kind: TakeKind
+    takes: int
+
+
+@dataclass
+class Enrolling:
+    """One enrolment: the phrases still to take, and the tries on the current one."""
+
+    profile: VoiceProfile
+    phrases: list[Phrase]
+    tries: int = 0
+    learned: dict[str, int] = field(default_factory=dict)  # takes kept this time, by phrase
+
+    @classmethod
+    def plan(cls, profile: VoiceProfile, wake_phrase: str,
+             commands: Sequence[str] = STARTING_COMMANDS) -> Enrolling:
+        """What still needs takes: the wake phrase, then the commands, each as far as the
+        profile already has them."""
+        wanted = [Phrase(wake_phrase, TakeKind.WAKE, WAKE_TAKES)] + [
+            Phrase(c, TakeKind.COMMAND, COMMAND_TAKES) for c in dict.fromkeys(commands)]
+        have: dict[str, int] = {}
+        for take in profile.takes():
+            if not take.pending:
+                have[take.phrase] = have.get(take.phrase, 0) + 1
+        left = [Phrase(p.said, p.kind, p.takes - have.get(p.said, 0)) for p in wanted
+                if have.get(p.said, 0) < p.takes]
+        return cls(profile, left)
+
+    @property
+    def done(self) -> bool:
+        return not self.phrases
+
+    def opening(self) -> str:
+        if self.done:
+            return "I already know your voice for every phrase I would ask. Thank you."
+        return f"{BEGIN} {self.prompt()}"
+
+    def prompt(self) -> str:
+        return f"Say: {self.phrases[0].said}." if self.phrases else self.closing()
+
+    def closing(self) -> str:
+        count = len(self.learned)
+        return (f"Thank you. I learned {count} phrase{'' if count == 1 else 's'} in your voice. "
+                "Say 'learn my voice' again any time to go on.")
+
+    def take(self, pcm: bytes) -> tuple[str, str | None]:
+        """What to say after this take, and the phrase it finished (None: none finished)."""
+        current = self.phrases[0]
+        try:
+            self.profile.add(current.said, current.kind, pcm)
+        except BadTake:
+            self.tries += 1
+            if self.tries < TRIES:
+                return f"{AGAIN} {self.prompt()}", None
+            return self._next(SKIPPED)
+        self.tries = 0
+        self.learned[current.said] = self.learned.get(current.said, 0) + 1
+        if current.takes > 1:
+            self.phrases[0] = Phrase(current.said, current.kind, current.takes - 1)
+            return self.prompt(), None
+        said, finished = self._next("")
+        return said, current.said if finished is None else finished
+
+    def _next(self, lead: str) -> tuple[str, str | None]:
+        self.phrases.pop(0)
+        self.tries = 0
+        return " ".join(filter(None, [lead, self.prompt()])), None
+
+    def stop(self) -> str:
+        self.phrases.clear()
+        return self.closing()

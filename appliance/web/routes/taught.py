@@ -1,0 +1,75 @@
+"""Taught names: the names the person gave things on the screen ("call Doctor Patel my doctor")
+and the spots they named ("call 7 Save"), by application, with when and how each was taught
+(and, for a spot, how it has worked since); a caregiver removes one, asked first, journaled
+with their name (`AliasForgotten`, `TargetForgotten`)."""
+
+from __future__ import annotations
+
+import re
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from appliance.audit.days import zone_name
+from appliance.web.shared import CanChange, Caregiver, State, can_change, page
+from appliance.web.voice import aliases_by_app, taught_by_app
+
+router = APIRouter()
+
+TARGET_ID = re.compile(r"[0-9a-f]{1,32}")
+DONE = {"removed": "The name was removed: the appliance no longer knows that spot.",
+        "unnamed": "The name was removed: the appliance no longer knows it.",
+        "gone": "That name was no longer taught, so nothing was changed."}
+
+
+@router.get("/taught", response_class=HTMLResponse)
+async def taught(request: Request, web: State, who: Caregiver) -> Response:
+    apps = taught_by_app(web.journal.taught_targets(), web.journal.taught_at(), web.zone)
+    return page(request, "taught.html", who=who, title="Taught names", apps=apps,
+                named=aliases_by_app(web.journal.aliases(), web.zone),
+                can_change=can_change(who), zone=zone_name(web.zone),
+                done=DONE.get(request.query_params.get("done", ""), ""))
+
+
+@router.get("/taught/{target_id}/remove", response_class=HTMLResponse)
+async def remove_form(request: Request, target_id: str, web: State, who: CanChange) -> Response:
+    target = next((t for t in web.journal.taught_targets() if t.id == target_id), None)
+    if target is None:
+        return page(request, "message.html", 404, who=who, title="Not there any more",
+                    message=DONE["gone"], back=("/taught", "Back to taught names"))
+    return page(request, "voice_confirm.html", who=who, title="Remove this name?",
+                asked=f"Remove \u201c{target.name}\u201d?",
+                what=f"In {target.app}, window \u201c{target.window}\u201d.",
+                action=f"/taught/{target_id}/remove", button="Yes, remove this name",
+                back="/taught",
+                after="The appliance forgets that spot; the person can teach it again.")
+
+
+@router.post("/taught/{target_id}/remove")
+async def remove(target_id: str, web: State, who: CanChange) -> Response:
+    done = TARGET_ID.fullmatch(target_id) is not None and web.journal.forget_target(
+        target_id, by=who.name)
+    return RedirectResponse(f"/taught?done={'removed' if done else 'gone'}", 303)
+
+
+@router.get("/taught/name/{alias_id}/remove", response_class=HTMLResponse)
+async def unname_form(request: Request, alias_id: str, web: State, who: CanChange) -> Response:
+    alias = next((a for a in web.journal.aliases() if a.id == alias_id), None)
+    if alias is None:
+        return page(request, "message.html", 404, who=who, title="Not there any more",
+                    message=DONE["gone"], back=("/taught", "Back to taught names"))
+    return page(request, "voice_confirm.html", who=who, title="Remove this name?",
+                asked=f"Remove \u201c{alias.name}\u201d?",
+                what=f"It means \u201c{alias.element}\u201d in {alias.app}.",
+                action=f"/taught/name/{alias_id}/remove", button="Yes, remove this name",
+                back="/taught",
+                after=f"Saying \u201c{alias.name}\u201d no longer finds it; "
+                      f"\u201c{alias.element}\u201d still does, and the person can give the "
+                      "name again.")
+
+
+@router.post("/taught/name/{alias_id}/remove")
+async def unname(alias_id: str, web: State, who: CanChange) -> Response:
+    done = TARGET_ID.fullmatch(alias_id) is not None and web.journal.forget_alias(
+        alias_id, by=who.name)
+    return RedirectResponse(f"/taught?done={'unnamed' if done else 'gone'}", 303)

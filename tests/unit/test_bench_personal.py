@@ -1,0 +1,48 @@
+"""The personal-templates benchmark's arithmetic: Wilson and Poisson intervals, how an item's
+first turn is counted, and the enrolment and test takes kept apart (the run is `bench`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from appliance.voice.sink import Utterance
+from appliance_lab.bench.spoken.outcome import Turn
+from appliance_lab.bench.spoken.personal import ENROL, TEST, pairs, sample_items
+from appliance_lab.bench.spoken.personal_bench import classify
+from appliance_lab.bench.stats import poisson_rate, wilson
+
+
+def test_wilson_and_poisson_intervals() -> None:
+    assert wilson(0, 0) is None
+    assert wilson(0, 60) == (0.0, 0.06)
+    low, high = wilson(57, 60) or (0.0, 0.0)
+    assert 0.86 < low < 0.87 and 0.98 < high < 0.99
+    assert poisson_rate(0, 1.0) == (0.0, 3.689)  # the "rule of three", exactly
+    low, high = poisson_rate(3, 6.0) or (0.0, 0.0)
+    assert abs(low - 0.619 / 6) < 0.002 and abs(high - 8.767 / 6) < 0.002
+
+
+def _turn(decision: str, intent: dict[str, Any] | None) -> Turn:
+    return Turn(Utterance("x", "closed:templates", None, {}), {"decision": decision,
+                                                                "intent": intent}, "t1")
+
+
+def test_an_items_first_turn_is_right_asked_wrong_or_missed() -> None:
+    send: dict[str, Any] = {"intent": "activate", "target": "send"}
+    expected = {"decision": "executed", "intent": send}
+    assert classify(_turn("executed", send), expected) == "right"
+    assert classify(_turn("needs_confirmation", send), expected) == "asked"
+    assert classify(_turn("clarify", {"intent": "activate", "target": "save"}), expected) == "asked"
+    assert classify(_turn("executed", {"intent": "scroll"}), expected) == "wrong"
+    assert classify(_turn("rejected", None), expected) == "missed"
+    assert classify(None, expected) == "missed"
+
+
+def test_test_takes_are_never_enrolment_takes() -> None:
+    assert not set(ENROL["normal"]) & set(TEST["normal"])
+    assert not set(ENROL["slow"]) & set(TEST["slow"])
+    items = sample_items("heldout", 4)
+    assert len({i.voice.label for i in items}) == 15
+    for condition in ("clean", "snr10", "snr5", "reverb", "slow"):
+        assert len([i for i in items if i.condition == condition]) == 60
+    assert all((i.scene, i.phrase) in pairs() for i in items)

@@ -1,0 +1,78 @@
+"""The template matcher's arithmetic on made-up embeddings: warping, bounds, rivals, the screen."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from appliance.voice.hearing.templates import (
+    MIN_SPREAD,
+    SPREAD_FACTOR,
+    Template,
+    TemplateSet,
+    distance,
+    spread,
+    warp,
+)
+
+RNG = np.random.default_rng(7)
+
+
+def unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def phrase(frames: int = 12) -> np.ndarray:
+    """A made-up utterance: a smooth walk through the embedding space."""
+    steps = RNG.normal(size=(frames, 96)).cumsum(axis=0)
+    return unit(steps + 3 * RNG.normal(size=96))
+
+
+def stretched(said: np.ndarray, factor: float, jitter: float = 0.02) -> np.ndarray:
+    """The same utterance said `factor` times as long, a little unsteadily."""
+    index = np.minimum((np.arange(round(len(said) * factor)) / factor).astype(int), len(said) - 1)
+    return unit(said[index] + jitter * RNG.normal(size=(len(index), 96)))
+
+
+def test_warping_forgives_speed_but_not_words() -> None:
+    said = phrase()
+    assert distance(said, said) < 1e-6
+    slow = distance(said, stretched(said, 1.6))
+    other = distance(said, phrase())
+    assert slow < 0.05 < other
+    # Entry j of the warp is the template against the utterance's first j + 1 frames.
+    prefixes = warp(said, np.concatenate([said, phrase(6)]))
+    assert int(np.argmin(prefixes)) == len(said) - 1
+
+
+def test_an_utterance_is_taken_only_within_its_bounds_and_on_the_screen() -> None:
+    send, undo = phrase(), phrase()
+    takes = [Template("click send", stretched(send, f)) for f in (0.9, 1.0, 1.2)] + [
+        Template("undo that", stretched(undo, f)) for f in (0.9, 1.0, 1.2)]
+    templates = TemplateSet.of(takes)
+    assert templates.phrases == ["click send", "undo that"]
+    found = templates.match(stretched(send, 1.1), lambda _: True)
+    assert found is not None and found.phrase == "click send" and not found.wake
+    assert found.bound == SPREAD_FACTOR * max(templates.spreads["click send"], MIN_SPREAD)
+    assert 0 < found.sureness <= 1
+    assert templates.match(stretched(send, 1.1), lambda p: p != "click send") is None
+    assert templates.match(phrase(), lambda _: True) is None, "nothing enrolled is near"
+
+
+def test_between_two_phrases_it_takes_neither() -> None:
+    send = phrase()
+    save = unit(send + 0.3 * RNG.normal(size=send.shape))
+    takes = [Template("click send", stretched(send, f)) for f in (0.9, 1.1)] + [
+        Template("click save", stretched(save, f)) for f in (0.9, 1.1)]
+    templates = TemplateSet.of(takes)
+    assert templates.match(stretched(send, 1.0), lambda _: True) is not None
+    halfway = unit(send + save)
+    assert templates.match(halfway, lambda _: True) is None
+
+
+def test_one_take_is_not_enough_and_noisy_copies_set_no_bound() -> None:
+    said = phrase()
+    templates = TemplateSet.of([Template("yes", said), Template("yes", stretched(said, 1.3),
+                                                                 noisy=True)])
+    assert templates.phrases == []
+    assert templates.match(said, lambda _: True) is None
+    assert spread([said]) == 0.0
