@@ -207,7 +207,7 @@ def plan(
         Decision.answer: "answered",
         Decision.control: "control",
         Decision.show: "would_show",
-    }[verdict.outcome]
+    }[verdict.decision]
     shown = verdict.shown_intent()
     data = {
         "transcript": verdict.shown_words(text, snapshot),

@@ -310,11 +310,12 @@ class Session:
         )
         intent_json = verdict.shown_json()
         pending.clarify(choice, intent_json)
-        pending.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
+        pending.validated(verdict.decision, verdict.risk.value, list(verdict.reasons))
         if not self._claim(pending):
             return None
         report = _report(pending, text, intent_json, verdict, plan)
-        if verdict.outcome == Decision.clarify:  # still not clear: don't ask the same thing forever
+        # Still not clear: don't ask the same thing forever.
+        if verdict.decision == Decision.clarify:
             return self._finish(pending, report, Outcome.rejected, "Sorry, I still can't tell.")
         return self._decide(pending, report, verdict, snapshot)
 
@@ -356,7 +357,7 @@ class Session:
         )
         if plan.context:  # hidden as the words are: the request's own words are in it
             turn.prompted(plan.context if transcript != HIDDEN_WORDS else HIDDEN_WORDS)
-        turn.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
+        turn.validated(verdict.decision, verdict.risk.value, list(verdict.reasons))
         report = _report(turn, transcript, intent_json, verdict, plan)
         return self._decide(turn, report, verdict, snapshot)
 
@@ -364,7 +365,7 @@ class Session:
         self, turn: Turn, report: TurnReport, verdict: Verdict, snapshot: Snapshot
     ) -> TurnReport:
         """Carry out a verdict: speak a reason, answer, ask, undo or act."""
-        match verdict.outcome:
+        match verdict.decision:
             case Decision.reject:
                 return self._finish(turn, report, Outcome.rejected, verdict.reasons[0])
             case Decision.clarify:
@@ -500,11 +501,11 @@ class Session:
             return self._finish(pending, report, Outcome.rejected, FORGOTTEN)
         snapshot = self.desktop.snapshot()
         verdict = validate(original, snapshot, self._settings, marks=self._marks)
-        pending.validated(verdict.outcome, verdict.risk.value, list(verdict.reasons))
+        pending.validated(verdict.decision, verdict.risk.value, list(verdict.reasons))
         report.reasons = list(verdict.reasons)
-        if verdict.outcome == Decision.reject:
+        if verdict.decision == Decision.reject:
             return self._finish(pending, report, Outcome.rejected, verdict.reasons[0])
-        if verdict.outcome not in (Decision.execute, Decision.confirm):
+        if verdict.decision not in (Decision.execute, Decision.confirm):
             return self._finish(pending, report, Outcome.rejected, "That can't be done now.")
         return self._act(pending, report, verdict, start=pending.resume_step, confirmed=True)
 

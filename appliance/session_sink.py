@@ -14,6 +14,7 @@ from appliance.journal.application import Journal
 from appliance.journal.serving import renewed
 from appliance.journal.store import StoreError
 from appliance.session import TurnReport
+from appliance.turn import Outcome
 from appliance.voice.hearing.clarity import doubt_of
 from appliance.voice.sink import Reply, ScreenNames, Utterance, screen_names_of, vocabulary_of
 from appliance.wiring import new_session
@@ -106,6 +107,7 @@ class SessionSink:
             turn_id,
             " ".join([*report.notices, report.spoken]).strip(),
             report.expects_answer,
+            acted=report.decision == Outcome.executed,
         )
 
     def spoke(self, turn_id: str, text: str, timings: dict[str, float]) -> None:

@@ -6,6 +6,7 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any, TypeVar, cast
 from uuid import UUID, uuid4
 
@@ -61,6 +62,7 @@ from appliance.settings import Settings
 from appliance.turn import Outcome, Turn
 
 A = TypeVar("A", Device, Turn, TaughtTargets, Aliases)
+One = TypeVar("One", TaughtTargets, Aliases, Retention)
 PAGE = 2000
 RECENT_EVENTS = 240
 """How far back the projections of `say` look: enough for the pending question, the last
@@ -382,49 +384,31 @@ class Journal(Application[UUID]):
     def taught_targets(self) -> list[TaughtTarget]:
         """Targets a person taught, from the events the keyed chain vouches for only; none
         while a break found in the journal is not yet recorded."""
-        return fold_taught(self._taught_events())
+        return fold_taught(self._vouched_events(TAUGHT_ID))
 
     def taught_at(self) -> dict[str, datetime]:
         """When each target was taught (its vouched `TargetTaught` event's time), by id."""
         return {str(event.target.get("id", "")): event.timestamp
-                for _nid, event in self._taught_events()
+                for _nid, event in self._vouched_events(TAUGHT_ID)
                 if type(event).__name__ == "TargetTaught" and isinstance(event.target, dict)}
-
-    def _taught_events(self) -> list[tuple[int, Any]]:
-        if self._distrusted:
-            return []
-        try:
-            rows = self.chained.raw_events(TAUGHT_ID)
-        except Exception:  # damaged where they are: nothing taught is trusted
-            return []
-        vouched = []
-        for row, ok in zip(rows, self._vouched(rows), strict=True):
-            if ok:
-                vouched.append(row)
-            else:
-                self._damaged(row[0], describe(row))
-        return list(self._decoded(vouched))
 
     def teach_target(self, target: TaughtTarget) -> None:
         fields = target.model_dump(mode="json", exclude={"by", "hits", "misses_since_hit"})
-        self._amend(self._taught, lambda t: t.taught(target=fields, by=target.by))
+        self._amend(partial(self._the_one, TaughtTargets),
+                    lambda t: t.taught(target=fields, by=target.by))
 
     def target_used(self, target_id: str, hit: bool) -> None:
-        self._amend(self._taught, lambda t: t.used(target=target_id, hit=hit))
+        self._amend(partial(self._the_one, TaughtTargets),
+                    lambda t: t.used(target=target_id, hit=hit))
 
     def forget_target(self, target_id: str, by: str) -> bool:
         """A taught target dropped (from the caregiver page: `by` is the caregiver's name);
         False when no such target is taught."""
         if target_id not in {t.id for t in self.taught_targets()}:
             return False
-        self._amend(self._taught, lambda t: t.forgotten(target=target_id, by=by))
+        self._amend(partial(self._the_one, TaughtTargets),
+                    lambda t: t.forgotten(target=target_id, by=by))
         return True
-
-    def _taught(self) -> TaughtTargets:
-        try:
-            return cast(TaughtTargets, self.repository.get(TAUGHT_ID))
-        except AggregateNotFoundError:
-            return TaughtTargets()
 
     # -- aliases -----------------------------------------------------------------------
 
@@ -432,22 +416,7 @@ class Journal(Application[UUID]):
         """Names a person gave elements ("call Doctor Patel my doctor"), oldest first, from the
         events the keyed chain vouches for only (an edited one is reported as damage and left
         out); none while a break found in the journal is not yet recorded."""
-        return fold_aliases(self._alias_events())
-
-    def _alias_events(self) -> list[tuple[int, Any]]:
-        if self._distrusted:
-            return []
-        try:
-            rows = self.chained.raw_events(ALIASES_ID)
-        except Exception:  # damaged where they are: no alias is trusted
-            return []
-        vouched = []
-        for row, ok in zip(rows, self._vouched(rows), strict=True):
-            if ok:
-                vouched.append(row)
-            else:
-                self._damaged(row[0], describe(row))
-        return list(self._decoded(vouched))
+        return fold_aliases(self._vouched_events(ALIASES_ID))
 
     def teach_alias(self, app: str, element: str, name: str, by: str, turn: str = "",
                     role: str = "") -> Alias:
@@ -457,7 +426,7 @@ class Journal(Application[UUID]):
         alias_id = uuid4().hex[:12]
         fields = {"alias": alias_id, "app": app, "element": element, "role": role,
                   "name": name, "by": by, "turn": turn}
-        self._amend(self._aliases, lambda a: a.taught(**fields))
+        self._amend(partial(self._the_one, Aliases), lambda a: a.taught(**fields))
         return next(a for a in reversed(self.aliases()) if a.id == alias_id)
 
     def forget_alias(self, alias_id: str, by: str, turn: str = "") -> bool:
@@ -466,16 +435,10 @@ class Journal(Application[UUID]):
         alias = next((a for a in self.aliases() if a.id == alias_id), None)
         if alias is None:
             return False
-        self._amend(self._aliases, lambda a: a.forgotten(
+        self._amend(partial(self._the_one, Aliases), lambda a: a.forgotten(
             alias=alias.id, app=alias.app, element=alias.element, name=alias.name, by=by,
             turn=turn))
         return True
-
-    def _aliases(self) -> Aliases:
-        try:
-            return cast(Aliases, self.repository.get(ALIASES_ID))
-        except AggregateNotFoundError:
-            return Aliases()
 
     # -- devices -----------------------------------------------------------------------
 
@@ -494,6 +457,14 @@ class Journal(Application[UUID]):
             except Exception:  # a gap in its versions: its counters start again
                 folded = None
             return cast(Device, folded) if folded is not None else Device(name)
+
+    def _the_one(self, kind: type[One]) -> One:
+        """The one aggregate of its kind (its id is fixed: the taught targets, the aliases,
+        the retention record), or a new one when none is stored yet."""
+        try:
+            return cast(One, self.repository.get(kind.create_id()))
+        except AggregateNotFoundError:
+            return kind()
 
     def _amend(self, load: Callable[[], A], change: Callable[[A], None]) -> None:
         """Record one event that always still applies (a device's counter, what was said) on
@@ -545,10 +516,7 @@ class Journal(Application[UUID]):
         planned = plan_removal(self.chained.raw_events(), self.mapper, self.key, before)
         if not planned:
             return 0
-        try:
-            retention = cast(Retention, self.repository.get(RETENTION_ID))
-        except AggregateNotFoundError:
-            retention = Retention()
+        retention = self._the_one(Retention)
         retention.removed(before=before.isoformat(), by=by,
                           digests={str(nid): d for nid, _state, d in planned})
         self.record(retention)  # written before the rewrite: a crash between leaves both true
@@ -620,6 +588,25 @@ class Journal(Application[UUID]):
             if len(page) < PAGE:
                 return
             start = page[-1][0] + 1
+
+    def _vouched_events(self, record_id: UUID) -> list[tuple[int, Any]]:
+        """(notification id, event) of one record (the taught targets, the aliases), oldest
+        first, only those the keyed chain vouches for: any other is reported as damage and
+        left out. None while a break found in the journal is not yet recorded, nor when the
+        record cannot be read where it is stored (then none of it is trusted)."""
+        if self._distrusted:
+            return []
+        try:
+            rows = self.chained.raw_events(record_id)
+        except Exception:  # damaged where they are: nothing of the record is trusted
+            return []
+        vouched = []
+        for row, ok in zip(rows, self._vouched(rows), strict=True):
+            if ok:
+                vouched.append(row)
+            else:
+                self._damaged(row[0], describe(row))
+        return list(self._decoded(vouched))
 
     def _vouched(self, rows: list[RawEvent]) -> list[bool]:
         """For each row: does the chain vouch for it (its digest is the chain's)? Without the

@@ -95,7 +95,7 @@ class Verdict:
     """What may happen with a proposal. `hidden`: the steps whose words must never leave the
     turn (the journal, printouts, prompts, replies); `shown_*` give what may."""
 
-    outcome: Decision
+    decision: Decision
     risk: Risk = Risk.harmless
     reasons: tuple[str, ...] = ()
     steps: tuple[ResolvedStep, ...] = ()
@@ -150,7 +150,7 @@ def validate(
     if not hidden:
         return verdict
     if any(_misdirected(i, verdict, snapshot) for i in hidden):
-        return replace(verdict, outcome=Decision.reject, reasons=(MISDIRECTED,), hidden=hidden)
+        return replace(verdict, decision=Decision.reject, reasons=(MISDIRECTED,), hidden=hidden)
     reasons = verdict.reasons
     for i, step in enumerate(_steps_or_none(verdict.intent)):
         if i in hidden:
@@ -308,8 +308,8 @@ def _weighed(
         reasons.append("many actions in the last minute")
     # Read off the screen, not told by the application (or taught and missing): a yes first.
     reasons.extend(dict.fromkeys(r for s in steps if s.node and (r := seen_reason(s.node))))
-    outcome = Decision.confirm if reasons else Decision.execute
-    return Verdict(outcome, risk=risk, reasons=tuple(reasons), steps=tuple(steps), intent=intent)
+    decision = Decision.confirm if reasons else Decision.execute
+    return Verdict(decision, risk=risk, reasons=tuple(reasons), steps=tuple(steps), intent=intent)
 
 
 def secret_steps(

@@ -175,7 +175,15 @@ def run_voice(
         WakeGate(opts.wake_phrase, window_s=opts.window_s), opts.vad, clock,
         getattr(sink, "talk", None),  # push-to-talk, when the sink has a switch
     )
-    turns = TurnProcessor(sink, clock, on_event)
+    stt_replied = getattr(stt, "replied", None)  # the closed path learns from what acted
+
+    def replied(reply: Reply) -> None:
+        if callable(stt_replied):
+            stt_replied(reply)
+        if on_event is not None:
+            on_event(reply)
+
+    turns = TurnProcessor(sink, clock, replied)
     echo, playback = _barge_in(opts, speaker, source.live)
     output = SpeechOutput(sink, speaker, clock, wakeup.notify, opts.mute_while_speaking, playback)
     if playback is not None:

@@ -34,6 +34,7 @@ class Reply:
     turn_id: str
     spoken: str
     expects_answer: bool
+    acted: bool = False  # the turn did what was said (an undo within a minute takes it back)
 
 
 class ScreenNames(NamedTuple):

@@ -151,16 +151,21 @@ def on_screen(name: str, timeout: float = 40.0) -> bool:
 # -- Chromium and the form page ----------------------------------------------------------------
 
 
-class FormServer:
-    """Serves the form page on loopback and keeps the states the page posts to it."""
+class PageServer:
+    """Serves the .html pages of a folder on loopback and keeps the states the pages post to
+    it."""
 
-    def __init__(self) -> None:
+    def __init__(self, folder: Path) -> None:
         states: list[dict[str, Any]] = []
         self.states = states
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                body = FORM_PAGE.read_bytes()
+                page = folder / Path(self.path).name
+                if page.suffix != ".html" or not page.is_file():
+                    self.send_error(404)
+                    return
+                body = page.read_bytes()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
                 self.end_headers()
@@ -177,10 +182,10 @@ class FormServer:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_port}/form.html"
+        self.base = f"http://127.0.0.1:{self.server.server_port}/"
 
     def last(self) -> dict[str, Any]:
-        """The newest state the page made: fetches may arrive out of order, so by its count."""
+        """The newest state a page made: fetches may arrive out of order, so by its count."""
         if not self.states:
             return {}
         newest = dict(max(self.states, key=lambda s: int(s.get("seq", 0))))
@@ -190,6 +195,14 @@ class FormServer:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class FormServer(PageServer):
+    """Serves the form page (FORM_PAGE) at `url`."""
+
+    def __init__(self) -> None:
+        super().__init__(FORM_PAGE.parent)
+        self.url = self.base + FORM_PAGE.name
 
 
 @dataclass

@@ -13,7 +13,7 @@ import pytest
 
 from appliance.desktop.atspi import open_desktop
 from appliance.desktop.atspi.adapter import AtspiDesktop
-from appliance.desktop.model import REDACTED, Action, DesktopError, ElementState
+from appliance.desktop.model import REDACTED, Action, ActionKind, DesktopError, ElementState
 from appliance.intents.grammar import GrammarPlanner
 from appliance.wiring import new_session, open_journal
 from tests.apps.atspi_harness import (
@@ -182,12 +182,20 @@ def test_combo_box_choice(world: tuple[AtspiDesktop, RunningApp]) -> None:
         desktop.perform(Action(kind="set_value", target=target, value="Urgent"))
 
 
-def test_select_list_item_and_tab(world: tuple[AtspiDesktop, RunningApp]) -> None:
+def _leaves_state(world: tuple[AtspiDesktop, RunningApp], kind: ActionKind, role: str, name: str,
+                  state: str, field: str, value: str) -> None:
+    """`kind` done to the element `name` of `role` is verified, leaves the element `state`
+    over AT-SPI, and the application's `field` at `value`."""
     desktop, app = world
-    doctor = node_id(desktop, "list item", "Doctor")
-    result = desktop.perform(Action(kind="select", target=doctor))
-    assert result.verified and "selected" in result.after[doctor].states
-    assert app.wait_state(lambda s: s["contact"] == "Doctor")["contact"] == "Doctor"
+    target = node_id(desktop, role, name)
+    result = desktop.perform(Action(kind=kind, target=target))
+    assert result.verified and state in result.after[target].states
+    assert app.wait_state(lambda s: s[field] == value)[field] == value
+
+
+def test_select_list_item_and_tab(world: tuple[AtspiDesktop, RunningApp]) -> None:
+    _leaves_state(world, "select", "list item", "Doctor", "selected", "contact", "Doctor")
+    desktop, app = world
     tab = node_id(desktop, "page tab", "Settings")
     result = desktop.perform(Action(kind="select", target=tab))
     assert result.verified and len(result.before) == 2  # the tab and its sibling
@@ -195,11 +203,7 @@ def test_select_list_item_and_tab(world: tuple[AtspiDesktop, RunningApp]) -> Non
 
 
 def test_focus(world: tuple[AtspiDesktop, RunningApp]) -> None:
-    desktop, app = world
-    target = node_id(desktop, "check box", "Urgent")
-    result = desktop.perform(Action(kind="focus", target=target))
-    assert result.verified and "focused" in result.after[target].states
-    assert app.wait_state(lambda s: s["focus"] == "urgent")["focus"] == "urgent"
+    _leaves_state(world, "focus", "check box", "Urgent", "focused", "focus", "urgent")
 
 
 def test_scroll(world: tuple[AtspiDesktop, RunningApp]) -> None:

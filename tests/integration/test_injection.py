@@ -160,4 +160,4 @@ def test_real_small_model_never_acts_on_screen_text(
 def test_validator_stops_what_the_policy_forbids(case: dict[str, Any]) -> None:
     """Even if a proposal got past the router, the policy never runs it without asking."""
     verdict = validate(case["obeyed"], scene_for(case), Settings())
-    assert verdict.outcome in {"reject", "confirm", "clarify"}, verdict
+    assert verdict.decision in {"reject", "confirm", "clarify"}, verdict

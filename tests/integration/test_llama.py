@@ -74,7 +74,7 @@ def test_output_is_schema_valid_and_goes_through_validation(
         assert plan.model == "smollm2-135m" and plan.intent.words == text
         assert parse_intent(dump_intent(plan.intent)) == plan.intent
         verdict = validate(plan.intent, snapshot, Settings())
-        assert verdict.outcome in outcome, (text, dump_intent(plan.intent), verdict)
+        assert verdict.decision in outcome, (text, dump_intent(plan.intent), verdict)
 
 
 def test_deadline_cuts_generation_short(smollm2: LlamaCppPlanner) -> None:

@@ -8,11 +8,8 @@ all without a language model.
 
 from __future__ import annotations
 
-import http.server
-import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +21,7 @@ from tests.apps.real_apps import (
     CHROMIUM_FLAGS,
     EDITORS,
     Kiosk,
+    PageServer,
     editor_case,
     on_screen,
     start,
@@ -122,50 +120,10 @@ def test_gtk4_calculator_buttons_are_named_once(real_session: Path, kiosk: Kiosk
 PAGES = Path(__file__).resolve().parents[1] / "apps" / "pages"
 
 
-class PageServer:
-    """Serves tests/apps/pages/*.html on loopback and keeps the states the page posts."""
-
-    def __init__(self) -> None:
-        states: list[dict[str, Any]] = []
-        self.states = states
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                page = PAGES / Path(self.path).name
-                if page.suffix != ".html" or not page.is_file():
-                    self.send_error(404)
-                    return
-                body = page.read_bytes()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_POST(self) -> None:
-                states.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, *_args: Any) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.base = f"http://127.0.0.1:{self.server.server_port}/"
-
-    def last(self) -> dict[str, Any]:
-        """The newest state the page made (fetches may arrive out of order: by its count)."""
-        return max(self.states, key=lambda s: int(s["seq"])) if self.states else {}
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @contextmanager
 def web_page(home: Path, page: str, heading: str) -> Iterator[PageServer]:
     """Chromium showing one page, until it is read over AT-SPI."""
-    server = PageServer()
+    server = PageServer(PAGES)
     proc = start(["chromium", *CHROMIUM_FLAGS, f"--user-data-dir={home / ('chromium-' + page)}",
                   server.base + page], stdout=subprocess.DEVNULL)
     try:

@@ -11,7 +11,6 @@ import tempfile
 import wave
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -144,43 +143,63 @@ def test_enrolment_is_journaled_without_audio(enrolled: Kiosk) -> None:
     assert not any("voice" in n or "take" in n for n in names)
 
 
-def test_a_yes_to_did_you_mean_offers_the_audio_as_a_take(tmp_path: Path, loaded: Any) -> None:
-    from appliance.policy.doubts import Doubt
-    from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
-    from appliance.voice.hearing.stt_closed import ClosedSetSTTService
-    from appliance.voice.hearing.stt_whisper import Transcript
-    from appliance.voice.sink import ScreenNames
+def test_use_teaches_the_profile_and_an_undo_unteaches_it(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from appliance.voice.hearing.learning import UNDO_WINDOW_S, Learning
 
     profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    clock = [0.0]
     learned: list[str] = []
-    stt = ClosedSetSTTService(ClosedWhisperRecognizer(loaded.whisper),
-                              lambda: ScreenNames(("Send", "Doctor"), ()), lambda _: [],
-                              profile=profile, on_learned=learned.append)
-    doubted = espeak("click send", SAID_RATE)
-    stt._learned_from(Transcript("hey juniper click send", 0.4, 1.0, 1.0, "closed:whisper",
-                                 wake=True, doubt=Doubt.LESS_SURE), doubted)
-    stt._learned_from(Transcript("yes", 0.9, 1.0, 1.0, "closed:whisper", wake=False),
-                      espeak("yes", SAID_RATE))
-    stt._hearing.submit(lambda: None).result()  # the learning runs on the hearing thread
-    takes = profile.takes()
-    assert [(t.phrase, t.source, t.pending) for t in takes] == [
+    later = ThreadPoolExecutor(max_workers=1)
+    learning = Learning(profile, later.submit, learned.append, now=lambda: clock[0])
+
+    def settle() -> None:
+        later.submit(lambda: None).result()
+
+    # "Did you mean click send?" - "yes": the doubted audio is a take, waiting for a second yes.
+    learning.heard("click send", espeak("click send", SAID_RATE), "activate", doubted=True)
+    learning.heard("yes", espeak("yes", SAID_RATE), "confirm", doubted=False)
+    settle()
+    assert [(t.phrase, t.source, t.pending) for t in profile.takes()] == [
         ("click send", TakeSource.LEARNED, True)]
-    assert learned == ["click send"]
     assert profile.template_set().phrases == [], "pending: not used before a second yes"
-    # A second confirmed take promotes both.
-    stt._learned_from(Transcript("click send", 0.4, 1.0, 1.0, "closed:whisper", wake=False,
-                                 doubt=Doubt.LESS_SURE), espeak("click send", 140))
-    stt._learned_from(Transcript("yes", 0.9, 1.0, 1.0, "closed:whisper"), espeak("yes", 140))
-    stt._hearing.submit(lambda: None).result()
+    # Anything but a yes after the doubt teaches nothing.
+    learning.heard("select doctor", espeak("select doctor", 150), "select", doubted=True)
+    learning.heard("no", espeak("no", 150), "deny", doubted=False)
+    settle()
+    assert len(profile.takes()) == 1
+    # Carried out and not undone within a minute: a second take, which promotes both.
+    learning.heard("click send", espeak("click send", 140), "activate", doubted=False)
+    learning.replied(acted=True)
+    clock[0] += UNDO_WINDOW_S + 1
+    learning.heard("", b"", None, doubted=False)  # the next utterance finds it a minute old
+    settle()
     assert [t.pending for t in profile.takes()] == [False, False]
     assert profile.template_set().phrases == ["click send"]
-    assert all(t.kind == TakeKind.COMMAND for t in profile.takes())
-    # Anything but a yes after the doubt teaches nothing.
-    stt._learned_from(Transcript("select doctor", 0.4, 1.0, 1.0, "closed:whisper",
-                                 doubt=Doubt.LESS_SURE), espeak("select doctor", 150))
-    stt._learned_from(Transcript("no", 0.9, 1.0, 1.0, "closed:whisper"), espeak("no", 150))
-    stt._hearing.submit(lambda: None).result()
+    assert learned == ["click send", "click send"]
+    # Refused, or undone within the minute: nothing learned.
+    learning.heard("click send", espeak("click send", 170), "activate", doubted=False)
+    learning.replied(acted=False)
+    learning.heard("click send", espeak("click send", 180), "activate", doubted=False)
+    learning.replied(acted=True)
+    clock[0] += 10
+    learning.heard("undo that", espeak("undo that", 150), "undo", doubted=False)
+    learning.replied(acted=True)
+    clock[0] += UNDO_WINDOW_S + 1
+    learning.heard("", b"", None, doubted=False)
+    settle()
     assert len(profile.takes()) == 2
+    # A command a take heard, then undone, drops that take (while the phrase keeps two).
+    for rate in (130, 190):
+        profile.add("click send", TakeKind.COMMAND, espeak("click send", rate))
+    ids = [t.id for t in profile.takes()]
+    learning.heard("click send", b"", "activate", doubted=False, take=ids[0])
+    learning.replied(acted=True)
+    learning.heard("undo that", b"", "undo", doubted=False)
+    settle()
+    assert [t.id for t in profile.takes()] == ids[1:]
+    assert all(t.kind == TakeKind.COMMAND for t in profile.takes())
 
 
 def test_bad_takes_are_one_line_and_add_nothing(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from appliance.voice.hearing.profile import Take, TakeKind, TakeSource, VoicePro
 from tests.cli_runner import run
 from tests.integration.test_voice_profile import espeak
 from tests.integration.test_web import Server, _login, _pair, _start, _stop
-from tests.integration.test_web_day import SIZES, _browser, _fits_and_passes, _log_in
+from tests.integration.test_web_day import SIZES, _fits_and_passes, _paired_phone
 
 NEW_PAGES = ("/voice", "/taught", "/voice/take/1/audio", "/voice/take/1/delete",
              "/voice/phrase/1/delete", "/voice/delete-all", "/taught/0123abcd4567/remove",
@@ -81,11 +81,7 @@ def test_the_voice_page_lists_plays_approves_and_deletes_and_journals_who(
     profile = _profile(server)
     try:
         with sync_playwright() as p:
-            browser = _browser(p)
-            page = browser.new_page(viewport={"width": 390, "height": 844})
-            with httpx.Client() as client:
-                _pair(server, client)
-            _log_in(page, server)
+            page = _paired_phone(p, server)
             # Nothing enrolled: the page says how to enrol, and that nothing leaves the device.
             page.get_by_role("link", name="Voice", exact=True).click()
             expect(page.locator("h2")).to_have_text("Nothing is enrolled yet")
@@ -163,7 +159,7 @@ def test_the_voice_page_lists_plays_approves_and_deletes_and_journals_who(
             expect(page.get_by_role("status")).to_contain_text("Every recording")
             expect(page.locator("h2")).to_have_text("Nothing is enrolled yet")
             assert profile.takes() == []
-            browser.close()
+            page.context.browser.close()
         removed = [(e["data"]["phrase"], e["data"]["takes"], e["data"]["by"])
                    for e in _events(server, "VoiceTakesRemoved")]
         assert removed == [("hey juniper", 1, "Carol"), ("tick urgent", 3, "Carol"),
@@ -202,11 +198,7 @@ def test_taught_names_and_spots_are_listed_by_application_and_removed_by_a_careg
                                      turn="12" * 16)
         journal.teach_alias("Contacts", "Anna Smith", "my daughter", by="text", turn="34" * 16)
         with sync_playwright() as p:
-            browser = _browser(p)
-            page = browser.new_page(viewport={"width": 390, "height": 844})
-            with httpx.Client() as client:
-                _pair(server, client)
-            _log_in(page, server)
+            page = _paired_phone(p, server)
             page.get_by_role("link", name="Taught names").click()
             expect(page.locator("main h2")).to_have_text(["Names for things on the screen",
                                                           "Named spots"])
@@ -242,7 +234,7 @@ def test_taught_names_and_spots_are_listed_by_application_and_removed_by_a_careg
             expect(page.get_by_role("status")).to_contain_text("The name was removed")
             expect(page.locator("ul.taught li")).to_have_count(3)
             expect(page.locator("ul.taught").first).not_to_contain_text("my doctor")
-            browser.close()
+            page.context.browser.close()
         assert [a.name for a in Journal(str(server.store)).aliases()] == ["my daughter"]
         unnamed = [e["data"] for e in _events(server, "AliasForgotten")]
         assert [(d["alias"], d["by"]) for d in unnamed] == [(doctor.id, "Carol")]

@@ -66,22 +66,22 @@ def test_a_seen_element_always_asks_first() -> None:
     node = Node(id="seen:0", role=SEEN_ROLE, name="Submit", app="TkForm", window="Clinic form",
                 bounds=(0, 0, 50, 20), source="seen", confidence=0.9)
     verdict = validate(Activate(target="Submit"), _snapshot(node), Settings(), 0)
-    assert verdict.outcome == Decision.confirm
+    assert verdict.decision == Decision.confirm
     assert seen_reason(node) in verdict.reasons
 
 
 def test_a_taught_target_acts_until_it_missed_twice_and_a_changed_one_is_refused() -> None:
     good = taught_node(_target(), "TkForm", "Clinic form", (10, 10, 40, 20), 1.0, True)
-    assert validate(Activate(target="Save"), _snapshot(good), Settings(), 0).outcome == (
+    assert validate(Activate(target="Save"), _snapshot(good), Settings(), 0).decision == (
         Decision.execute)
     missed = taught_node(_target(misses_since_hit=2), "TkForm", "Clinic form",
                          (10, 10, 40, 20), 1.0, True)
-    assert validate(Activate(target="Save"), _snapshot(missed), Settings(), 0).outcome == (
+    assert validate(Activate(target="Save"), _snapshot(missed), Settings(), 0).decision == (
         Decision.confirm)
     moved = taught_node(_target(), "TkForm", "Clinic form", (10, 10, 40, 20), 0.4, False)
     assert LOOKS_CHANGED in moved.states and seen_refusal(moved)
     verdict = validate(Activate(target="Save"), _snapshot(moved), Settings(), 0)
-    assert verdict.outcome == Decision.reject and "blind" in verdict.reasons[0]
+    assert verdict.decision == Decision.reject and "blind" in verdict.reasons[0]
 
 
 def test_taught_targets_come_back_only_as_the_chain_vouches(tmp_path: Path) -> None:

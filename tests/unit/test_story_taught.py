@@ -20,6 +20,12 @@ def _row(event: str, data: dict[str, Any], aggregate: str = "Device") -> dict[st
     return {**BASE, "aggregate": aggregate, "event": event, "device": "", "data": data}
 
 
+def _takes_added(takes: int, source: str, by: str, phrase: str = "click send",
+                 kind: str = "command") -> dict[str, Any]:
+    """A `VoiceTakesAdded` event's data."""
+    return {"phrase": phrase, "kind": kind, "takes": takes, "source": source, "by": by}
+
+
 @pytest.mark.parametrize(("event", "data", "said"), [
     ("TargetTaught", {"target": SPOT, "by": "voice turn 1a2b3c4d5e6f"},
      "The person taught the spot \u201cSave\u201d in TkForm (Clinic form) (in turn 1a2b3c4d)"),
@@ -28,17 +34,13 @@ def _row(event: str, data: dict[str, Any], aggregate: str = "Device") -> dict[st
     ("TargetUsed", {"target": "t9", "hit": False},
      "A taught spot was clicked, but nothing changed"),
     ("TargetForgotten", {"target": "t9", "by": "Carol"}, "Carol removed a taught spot"),
-    ("VoiceTakesAdded", {"phrase": "click send", "kind": "command", "takes": 3,
-                         "source": "enrolled", "by": "Carol"},
+    ("VoiceTakesAdded", _takes_added(3, "enrolled", "Carol"),
      "Carol added 3 takes of \u201cclick send\u201d to the person's voice"),
-    ("VoiceTakesAdded", {"phrase": "hey juniper", "kind": "wake", "takes": 1,
-                         "source": "enrolled", "by": "the person"},
+    ("VoiceTakesAdded", _takes_added(1, "enrolled", "the person", "hey juniper", "wake"),
      "The person added 1 take of the wake phrase \u201chey juniper\u201d to their voice"),
-    ("VoiceTakesAdded", {"phrase": "click send", "kind": "command", "takes": 1,
-                         "source": "learned", "by": "the person's yes"},
+    ("VoiceTakesAdded", _takes_added(1, "learned", "the person's yes"),
      "Learned how the person says \u201cclick send\u201d from their yes"),
-    ("VoiceTakesAdded", {"phrase": "click send", "kind": "command", "takes": 1,
-                         "source": "approved", "by": "Carol"},
+    ("VoiceTakesAdded", _takes_added(1, "approved", "Carol"),
      "Carol approved a take of \u201cclick send\u201d learned from the person's yes"),
     ("VoiceTakesRemoved", {"phrase": "click send", "takes": 2, "by": "Carol"},
      "Carol removed 2 takes of \u201cclick send\u201d from the person's voice"),

@@ -64,7 +64,7 @@ def test_a_near_miss_never_lands_on_a_two_letter_button(said: str) -> None:
     snap = Snapshot(nodes=nodes, active_app="calc", active_window="Calc")
     assert not [m.node.name for m in find_targets(said, snap) if len(m.node.name) <= 2
                 and m.score >= CONFIRM_BELOW]
-    assert validate(Activate(target=said, words=f"press {said}"), snap, Settings()).outcome in (
+    assert validate(Activate(target=said, words=f"press {said}"), snap, Settings()).decision in (
         "reject", "clarify", "confirm")
 
 
@@ -75,11 +75,11 @@ def test_an_operator_word_on_a_key_that_holds_it_is_a_question_not_a_press() -> 
                   for i, n in enumerate(MEMORY_KEYS))
     snap = Snapshot(nodes=nodes, active_app="calc", active_window="Calc")
     verdict = validate(Activate(target="minus", words="press minus"), snap, Settings())
-    assert verdict.outcome == "confirm", verdict
+    assert verdict.decision == "confirm", verdict
     assert [s.node.name for s in verdict.steps if s.node] == ["M−"]
     for said in ("times", "close"):  # "close" is letters from "Backspace": no match at all
         verdict = validate(Activate(target=said, words=f"press {said}"), snap, Settings())
-        assert verdict.outcome == "reject", verdict
+        assert verdict.decision == "reject", verdict
 
 
 GALCULATOR = ["<-", "C", "AC", "%", "sqrt", "=", "2", "1", ".", "0", "(", ")", "MS", "MR", "M+",
@@ -109,7 +109,7 @@ def test_a_symbol_not_on_screen_is_said_to_be_missing_not_guessed(said: str) -> 
     plan = GrammarPlanner().plan(said, snap)
     assert plan.intent is not None
     verdict = validate(plan.intent, snap, Settings())
-    assert verdict.outcome == "reject" and "can't find" in verdict.reasons[0], verdict
+    assert verdict.decision == "reject" and "can't find" in verdict.reasons[0], verdict
 
 
 @pytest.mark.parametrize(("name", "key"), [("<-", "backspace"), ("<=", ""), ("->", "")])

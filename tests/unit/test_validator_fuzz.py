@@ -109,12 +109,12 @@ def test_validator_never_crashes_and_never_runs_destructive_unconfirmed(
 ) -> None:
     snapshot = snapshot_of(scene)
     verdict = validate(proposal, snapshot, Settings(allow_destructive=allow), recent)
-    assert verdict.outcome in ("execute", "confirm", "reject", "clarify", "answer", "control")
+    assert verdict.decision in ("execute", "confirm", "reject", "clarify", "answer", "control")
     touched = [s.node for s in verdict.steps if s.node is not None]
     destructive = verdict.risk == Risk.destructive or any(
         n.risk == Risk.destructive for n in touched
     )
-    if verdict.outcome == "execute":
+    if verdict.decision == "execute":
         assert not destructive, verdict
         # A read inside a sequence only looks: it may name a greyed-out or hidden element (as a
         # read on its own may), so it acts on nothing and carries no risk of its own.
@@ -126,4 +126,4 @@ def test_validator_never_crashes_and_never_runs_destructive_unconfirmed(
             else:
                 assert step.node.enabled and step.node.visible
     if destructive and not allow:
-        assert verdict.outcome not in ("execute", "confirm")
+        assert verdict.decision not in ("execute", "confirm")

@@ -1,10 +1,17 @@
-"""The active window and its pixels, on X11: python-xlib for which window and where, Pillow's
-ImageGrab (XCB) for the pixels. A kiosk under a Wayland compositor captures differently
-(docs/device.md); everything after the image is the same."""
+"""The active window and its pixels. On X11: python-xlib for which window and where, Pillow's
+ImageGrab (XCB) for the pixels. Under the device's Wayland kiosk compositor (cage, docs/device.md)
+the one application is the whole output: grim (wlroots' screencopy) captures it. Everything
+after the image is the same."""
 
 from __future__ import annotations
 
+import io
+import logging
 import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -13,8 +20,18 @@ from appliance.desktop.model import DesktopError
 if TYPE_CHECKING:
     from PIL.Image import Image
 
+log = logging.getLogger(__name__)
+
 Box = tuple[int, int, int, int]
 """x, y, width, height on screen."""
+
+KIOSK_APP = "kiosk application"
+"""What the kiosk's one application is called where AT-SPI names no active application (a Tk or
+Xaw program, a toolkit with its bridge off): taught targets are kept under this name."""
+KIOSK_WINDOW = "kiosk"
+GRIM_TIMEOUT_S = 5.0
+KEPT_FRAME_S = 0.2
+"""A frame captured to learn the output's size serves the grab that follows within this long."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +47,8 @@ class WindowInfo:
 
 class X11Capture:
     """Reads the window manager's active window and captures windows from the X server."""
+
+    whole_output = False
 
     def __init__(self, display: str | None = None) -> None:
         self.display_name = display or os.environ.get("DISPLAY", "")
@@ -102,3 +121,109 @@ def _text(value: Any) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return str(value)
+
+
+def wayland_session(env: Mapping[str, str] | None = None) -> bool:
+    """Whether the screen is a Wayland compositor's: WAYLAND_DISPLAY set, and either no X
+    display or a session that says it is Wayland (the kiosk's, systemd/kiosk-session)."""
+    env = os.environ if env is None else env
+    if not env.get("WAYLAND_DISPLAY"):
+        return False
+    return not env.get("DISPLAY") or env.get("XDG_SESSION_TYPE") == "wayland"
+
+
+def grim_command(grim: str = "grim") -> list[str]:
+    """Every output, at the layout's scale (the pixels a pointer's absolute position and
+    AT-SPI's extents are in), uncompressed to standard output, without the cursor."""
+    return [grim, "-s", "1", "-t", "ppm", "-"]
+
+
+def decode_frame(data: bytes) -> Image:
+    """A captured frame (PPM, or any image Pillow reads) as RGB."""
+    from PIL import Image as PILImage
+    from PIL import UnidentifiedImageError
+
+    try:
+        with PILImage.open(io.BytesIO(data)) as image:
+            return image.convert("RGB")
+    except (UnidentifiedImageError, OSError, ValueError):
+        raise DesktopError("I couldn't capture the screen.") from None
+
+
+Runner = Callable[[list[str]], bytes]
+"""Runs a capture command; returns what it wrote to standard output."""
+
+
+def _run(command: list[str]) -> bytes:
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=GRIM_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.warning("screen capture failed: %s", type(exc).__name__)
+        raise DesktopError("I couldn't capture the screen.") from None
+    if done.returncode != 0:
+        log.warning("screen capture failed: %s", done.stderr.decode("utf-8", "replace")[:300])
+        raise DesktopError("I couldn't capture the screen.")
+    return done.stdout
+
+
+class WaylandCapture:
+    """The kiosk's output through grim. Under cage one application fills the output, so the
+    window is the output, at (0, 0); which application it is comes from AT-SPI when it says
+    (desktop.py), else it is the kiosk's application (KIOSK_APP)."""
+
+    whole_output = True
+
+    def __init__(self, grim: str | None = None, *, run: Runner = _run) -> None:
+        if not os.environ.get("WAYLAND_DISPLAY"):
+            raise DesktopError("There is no Wayland display to look at.")
+        path = grim or shutil.which("grim")
+        if path is None:
+            raise DesktopError("Seeing the screen under Wayland needs grim.")
+        self.command = grim_command(path)
+        self._run = run
+        self._size: tuple[int, int] | None = None
+        self._kept: tuple[float, Image] | None = None
+
+    def size(self) -> tuple[int, int]:
+        """The output's size in layout pixels, captured once to learn it."""
+        if self._size is None:
+            self._kept = (time.monotonic(), self._capture())
+        assert self._size is not None
+        return self._size
+
+    def active_window(self) -> WindowInfo | None:
+        width, height = self.size()
+        return WindowInfo(0, KIOSK_WINDOW, KIOSK_APP, None, (0, 0, width, height))
+
+    def grab(self, box: Box) -> Image:
+        """The pixels of `box` on the output, in RGB (black where it lies off the output)."""
+        kept, self._kept = self._kept, None
+        frame = kept[1] if kept and time.monotonic() - kept[0] <= KEPT_FRAME_S else (
+            self._capture())
+        x, y, w, h = box
+        if (x, y, w, h) == (0, 0, *frame.size):
+            return frame
+        return frame.crop((x, y, x + w, y + h))
+
+    def _capture(self) -> Image:
+        frame = decode_frame(self._run(self.command))
+        self._size = frame.size  # a changed output is known from the next look on
+        return frame
+
+    def close(self) -> None:
+        pass
+
+
+def open_eyes() -> X11Capture | WaylandCapture:
+    """The capture for this session: grim under a Wayland compositor, else the X display.
+    Under Wayland the output is captured once here, so a compositor without screencopy (a
+    desktop's, not the kiosk's) is known at once and its X display used, if it has one."""
+    if wayland_session():
+        try:
+            eyes = WaylandCapture()
+            eyes.size()
+            return eyes
+        except DesktopError:
+            if not os.environ.get("DISPLAY"):
+                raise
+    return X11Capture()

@@ -7,13 +7,13 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 from uuid import uuid4
 
 from appliance.desktop.actionable import actionable
 from appliance.desktop.model import Action, ActionResult, Desktop, DesktopError, Node, Snapshot
-from appliance.desktop.seeing.capture import Box, WindowInfo
+from appliance.desktop.seeing.capture import KIOSK_APP, Box, WindowInfo
 from appliance.desktop.seeing.fingerprint import (
     BLANK,
     SAME_WITHIN,
@@ -47,7 +47,11 @@ AROUND_TARGET = 4
 
 
 class Eyes(Protocol):
-    """What captures the screen (capture.X11Capture on X11)."""
+    """What captures the screen (capture.X11Capture on X11, capture.WaylandCapture under the
+    kiosk's compositor). `whole_output`: the window is the whole output, one application's,
+    and the eyes cannot tell which (a kiosk): AT-SPI names it, when it can."""
+
+    whole_output: bool
 
     def active_window(self) -> WindowInfo | None: ...
 
@@ -120,6 +124,8 @@ class SeeingDesktop:
             return snap
         if window is None:
             return snap
+        if self.eyes.whole_output:
+            window = kiosk_window(window, snap)
         in_tree = snap.active_window is not None and window.title == snap.active_window
         app = (snap.active_app or window.app) if in_tree else window.app
         if in_tree:
@@ -281,6 +287,14 @@ class SeeingDesktop:
         return target
 
 
+def kiosk_window(window: WindowInfo, snap: Snapshot) -> WindowInfo:
+    """The kiosk's output as the one application's window: named by AT-SPI's active
+    application and window when the tree has them, else the kiosk's application (one name
+    that stays, so what is taught on it is found again)."""
+    return replace(window, app=snap.active_app or KIOSK_APP,
+                   title=snap.active_window or window.title)
+
+
 def _changed_pixels(before: Image, after: Image, skip: tuple[int, int, int, int]) -> int:
     from PIL import ImageChops, ImageDraw
 
@@ -303,12 +317,17 @@ def _inside(point: tuple[int, int], box: Box) -> bool:
 
 
 def seeing(inner: Desktop, click: Click) -> Desktop:
-    """`inner` with seeing added where there is a screen to see (X11 here); `inner` as it is
-    where there is none or the libraries are missing."""
-    from appliance.desktop.seeing.capture import X11Capture
+    """`inner` with seeing added where there is a screen to see (an X display, or a Wayland
+    compositor with screencopy: the kiosk's cage); `inner` as it is where there is none or the
+    libraries or grim are missing. Under Wayland clicks go through seeing's own uinput pointer
+    (pointer.py), not `click`."""
+    from appliance.desktop.seeing.capture import WaylandCapture, open_eyes
+    from appliance.desktop.seeing.pointer import OutputPointer
 
     try:
-        eyes = X11Capture()
+        eyes = open_eyes()
     except DesktopError:
         return inner
+    if isinstance(eyes, WaylandCapture):
+        click = OutputPointer(eyes.size).click
     return SeeingDesktop(inner, eyes, click)

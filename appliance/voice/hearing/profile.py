@@ -307,12 +307,12 @@ class VoiceProfile:
         wake: list[Template] = []
         if self.exists():
             with self._db() as db:
-                rows = db.execute("SELECT phrase, kind, clean, frames, noisy, noisy_frames "
+                rows = db.execute("SELECT id, phrase, kind, clean, frames, noisy, noisy_frames "
                                   "FROM takes WHERE pending = 0").fetchall()
-            for phrase, kind, clean, frames, noisy, noisy_frames in rows:
+            for take, phrase, kind, clean, frames, noisy, noisy_frames in rows:
                 into = wake if kind == TakeKind.WAKE else commands
-                into.append(Template(phrase, _floats(clean, frames)))
-                into.append(Template(phrase, _floats(noisy, noisy_frames), noisy=True))
+                into.append(Template(phrase, _floats(clean, frames), take=take))
+                into.append(Template(phrase, _floats(noisy, noisy_frames), noisy=True, take=take))
         templates = TemplateSet.of(commands, wake)
         self._cached = (generation, templates)
         return templates

@@ -25,6 +25,7 @@ from appliance.voice.hearing.enrolling import (
     Enrolling,
     sayable,
 )
+from appliance.voice.hearing.learning import Learning
 from appliance.voice.hearing.profile import VoiceProfile
 from appliance.voice.hearing.stt_whisper import (
     PREROLL_S,
@@ -37,7 +38,7 @@ from appliance.voice.hearing.stt_whisper import (
 )
 from appliance.voice.hearing.templates import TemplateMatch
 from appliance.voice.hearing.wake_spotter import HEARD_BYTES
-from appliance.voice.sink import ScreenNames, TurnSink, names_reader, vocabulary_of
+from appliance.voice.sink import Reply, ScreenNames, TurnSink, names_reader, vocabulary_of
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,6 @@ TEMPLATE_ENGINE = "closed:templates"
 NEAR_SPELLING = 75.0
 """A sentence of the screen spelt this close to an enrolled one, itself not enrolled, is one
 the takes cannot tell apart from it ("click save" beside an enrolled "click send")."""
-YES = "yes"
 LEARN_VOICE = "learn_voice"
 """The grammar's intent that starts enrolment at the kiosk ("hey juniper, learn my voice")."""
 STOP_WORDS = ("stop", "cancel", "stop that")
@@ -101,9 +101,9 @@ class ClosedSetSTTService(WhisperSTTService):
         self._replying = replying
         self._over_reply = False  # this segment began while the appliance was speaking
         self.profile = profile
-        self.learning = learning
-        self._on_learned = on_learned
-        self._asked: tuple[str, bytes] | None = None  # the doubted sentence and its audio
+        self._learning = (Learning(profile, self._hearing.submit, on_learned)
+                          if profile is not None and learning else None)
+        self._take = 0  # the take that heard the last utterance the templates matched
         self._spotter_knows: tuple[int, bool] | None = None  # (profile generation, verdict)
         self._on_enrolled = on_enrolled
         self._stop_secs = stop_secs
@@ -170,13 +170,13 @@ class ClosedSetSTTService(WhisperSTTService):
     def _heard(self, pcm: bytes, sentences: SentenceSet, names: ScreenNames) -> Transcript:
         personal = self._personal(pcm, sentences)
         if personal is not None and not personal.doubt:
-            return self._learned_from(personal, pcm)
+            return self._noted(personal, pcm, sentences, self._take)
         heard = self.recognizer.transcribe(pcm, sentences, self._words_of(names),
                                            self._over_reply)
         if personal is not None and (heard.engine != "closed:whisper" or heard.doubt):
             # Whisper is no surer than the takes, which a near sentence may also fit: ask.
-            heard = personal
-        return self._learned_from(heard, pcm)
+            return self._noted(personal, pcm, sentences, self._take)
+        return self._noted(heard, pcm, sentences)
 
     def _start_enrolling(self, heard: Transcript) -> Transcript:
         """"Learn my voice": the phrases still to take, the first said, speech waited for longer."""
@@ -241,6 +241,7 @@ class ClosedSetSTTService(WhisperSTTService):
             return None
         if found is None or (found.wake and not self._wake_spotted(pcm)):
             return None
+        self._take = found.take
         enrolled = set(templates.phrases)
         near = [s for s in sentences.nearest(found.phrase, 6)
                 if s not in enrolled and fuzz.ratio(s, found.phrase) >= NEAR_SPELLING
@@ -273,27 +274,18 @@ class ClosedSetSTTService(WhisperSTTService):
         return Transcript(lead + found.phrase, found.sureness, ms, len(pcm) / 2 / RATE,
                           engine=TEMPLATE_ENGINE, wake=found.wake, doubt=doubt)
 
-    def _learned_from(self, heard: Transcript, pcm: bytes) -> Transcript:
-        """Remember a doubted sentence's audio; a yes after it teaches the profile that take."""
-        if self.profile is None or not self.learning:
-            return heard
-        said = self.recognizer.command_words(heard.text, bool(heard.wake))
-        asked, self._asked = self._asked, None
-        if heard.doubt and heard.engine in ("closed:whisper", TEMPLATE_ENGINE):
-            self._asked = (said, pcm)
-        elif said == YES and asked is not None:
-            phrase, audio = asked
-            self._hearing.submit(self._learn, phrase, audio)
-        return heard
+    def replied(self, reply: Reply) -> None:
+        """The turn's reply to the last transcript: learning hears whether it acted."""
+        if self._learning is not None:
+            self._learning.replied(reply.acted)
 
-    def _learn(self, phrase: str, pcm: bytes) -> None:
-        assert self.profile is not None
-        try:
-            self.profile.learn(phrase, pcm)
-            if self._on_learned is not None:
-                self._on_learned(phrase)
-        except Exception as e:  # a take that cannot be learned from is only not learned
-            log.info("not learned from the yes to %r: %s", phrase, e)
+    def _noted(self, heard: Transcript, pcm: bytes, sentences: SentenceSet,
+               take: int = 0) -> Transcript:
+        """What the transcript may teach the profile (learning.py), on this thread."""
+        if self._learning is not None and heard.engine in ("closed:whisper", TEMPLATE_ENGINE):
+            said = self.recognizer.command_words(heard.text, bool(heard.wake))
+            self._learning.heard(said, pcm, sentences.intent_of(said), bool(heard.doubt), take)
+        return heard
 
 
 def _quietly(score: Callable[[bytes], float], pcm: bytes) -> None:

@@ -97,6 +97,7 @@ class Template:
     phrase: str
     embeddings: Floats
     noisy: bool = False
+    take: int = 0  # the profile's id of the take it is (0: none)
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,7 @@ class TemplateMatch:
     distance: float
     bound: float
     rival: float  # the nearest other phrase's distance (inf: none)
+    take: int = 0  # the nearest take's id in the profile
 
     @property
     def sureness(self) -> float:
@@ -165,10 +167,11 @@ class TemplateSet:
         if len(utterance) == 0:
             return None
         nearest: dict[str, float] = {}
+        takes: dict[str, int] = {}
         for template in self.commands:
             found = distance(template.embeddings, utterance)
             if found < nearest.get(template.phrase, math.inf):
-                nearest[template.phrase] = found
+                nearest[template.phrase], takes[template.phrase] = found, template.take
         ranked = sorted(nearest, key=nearest.__getitem__)
         if not ranked:
             return None
@@ -177,7 +180,7 @@ class TemplateSet:
         bound = SPREAD_FACTOR * max(self.spreads[phrase], MIN_SPREAD)
         if best > bound or best > RIVAL_RATIO * rival or not allowed(phrase):
             return None
-        return TemplateMatch(phrase, wake, best, bound, rival)
+        return TemplateMatch(phrase, wake, best, bound, rival, takes[phrase])
 
     def _after_wake(self, said: bytes, embedded: Floats) -> bytes | None:
         """The speech after the person's wake phrase, when one of their wake takes fits the

@@ -6,11 +6,16 @@ with their name (`AliasForgotten`, `TargetForgotten`)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import NamedTuple
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from appliance.audit.days import zone_name
+from appliance.desktop.seeing.taught import TaughtTarget
+from appliance.journal.alias_log import Alias
+from appliance.web.accounts import LoginSession
 from appliance.web.shared import CanChange, Caregiver, State, can_change, page
 from appliance.web.voice import aliases_by_app, taught_by_app
 
@@ -31,45 +36,67 @@ async def taught(request: Request, web: State, who: Caregiver) -> Response:
                 done=DONE.get(request.query_params.get("done", ""), ""))
 
 
-@router.get("/taught/{target_id}/remove", response_class=HTMLResponse)
-async def remove_form(request: Request, target_id: str, web: State, who: CanChange) -> Response:
-    target = next((t for t in web.journal.taught_targets() if t.id == target_id), None)
-    if target is None:
+class Removal(NamedTuple):
+    """What the page that asks before a taught name is removed says about it."""
+
+    name: str
+    what: str
+    after: str
+
+
+def _spot_removal(target: TaughtTarget) -> Removal:
+    """What removing a named spot ("call 7 Save") does."""
+    return Removal(target.name, what=f"In {target.app}, window \u201c{target.window}\u201d.",
+                   after="The appliance forgets that spot; the person can teach it again.")
+
+
+def _name_removal(alias: Alias) -> Removal:
+    """What removing a name for an element ("call Doctor Patel my doctor") does."""
+    return Removal(alias.name, what=f"It means \u201c{alias.element}\u201d in {alias.app}.",
+                   after=f"Saying \u201c{alias.name}\u201d no longer finds it; "
+                         f"\u201c{alias.element}\u201d still does, and the person can give "
+                         "the name again.")
+
+
+def _ask_removal(request: Request, who: LoginSession, action: str,
+                 removal: Removal | None) -> Response:
+    """The page that asks before a removal posted to `action`; "not there any more" when
+    `removal` is None (the name is no longer taught)."""
+    if removal is None:
         return page(request, "message.html", 404, who=who, title="Not there any more",
                     message=DONE["gone"], back=("/taught", "Back to taught names"))
     return page(request, "voice_confirm.html", who=who, title="Remove this name?",
-                asked=f"Remove \u201c{target.name}\u201d?",
-                what=f"In {target.app}, window \u201c{target.window}\u201d.",
-                action=f"/taught/{target_id}/remove", button="Yes, remove this name",
-                back="/taught",
-                after="The appliance forgets that spot; the person can teach it again.")
+                asked=f"Remove \u201c{removal.name}\u201d?", what=removal.what,
+                action=action, button="Yes, remove this name", back="/taught",
+                after=removal.after)
 
 
-@router.post("/taught/{target_id}/remove")
-async def remove(target_id: str, web: State, who: CanChange) -> Response:
-    done = TARGET_ID.fullmatch(target_id) is not None and web.journal.forget_target(
-        target_id, by=who.name)
-    return RedirectResponse(f"/taught?done={'removed' if done else 'gone'}", 303)
+def _removed(item_id: str, forget: Callable[[str], bool], done: str) -> Response:
+    """Back to the page, saying `done` when `forget` dropped the taught item, else that it
+    was no longer there (an id that cannot be one is not even looked for)."""
+    found = TARGET_ID.fullmatch(item_id) is not None and forget(item_id)
+    return RedirectResponse(f"/taught?done={done if found else 'gone'}", 303)
+
+
+@router.get("/taught/{target_id}/remove", response_class=HTMLResponse)
+async def remove_form(request: Request, target_id: str, web: State, who: CanChange) -> Response:
+    target = next((t for t in web.journal.taught_targets() if t.id == target_id), None)
+    return _ask_removal(request, who, f"/taught/{target_id}/remove",
+                        None if target is None else _spot_removal(target))
 
 
 @router.get("/taught/name/{alias_id}/remove", response_class=HTMLResponse)
 async def unname_form(request: Request, alias_id: str, web: State, who: CanChange) -> Response:
     alias = next((a for a in web.journal.aliases() if a.id == alias_id), None)
-    if alias is None:
-        return page(request, "message.html", 404, who=who, title="Not there any more",
-                    message=DONE["gone"], back=("/taught", "Back to taught names"))
-    return page(request, "voice_confirm.html", who=who, title="Remove this name?",
-                asked=f"Remove \u201c{alias.name}\u201d?",
-                what=f"It means \u201c{alias.element}\u201d in {alias.app}.",
-                action=f"/taught/name/{alias_id}/remove", button="Yes, remove this name",
-                back="/taught",
-                after=f"Saying \u201c{alias.name}\u201d no longer finds it; "
-                      f"\u201c{alias.element}\u201d still does, and the person can give the "
-                      "name again.")
+    return _ask_removal(request, who, f"/taught/name/{alias_id}/remove",
+                        None if alias is None else _name_removal(alias))
+
+
+@router.post("/taught/{target_id}/remove")
+async def remove(target_id: str, web: State, who: CanChange) -> Response:
+    return _removed(target_id, lambda i: web.journal.forget_target(i, by=who.name), "removed")
 
 
 @router.post("/taught/name/{alias_id}/remove")
 async def unname(alias_id: str, web: State, who: CanChange) -> Response:
-    done = TARGET_ID.fullmatch(alias_id) is not None and web.journal.forget_alias(
-        alias_id, by=who.name)
-    return RedirectResponse(f"/taught?done={'unnamed' if done else 'gone'}", 303)
+    return _removed(alias_id, lambda i: web.journal.forget_alias(i, by=who.name), "unnamed")
