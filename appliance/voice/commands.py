@@ -149,6 +149,7 @@ def run_voice(
         stt = VoskSTTService(loaded.vosk_model, vocabulary=grammar, wake_phrase=opts.wake_phrase)
     elif opts.recognizer == "closed":
         from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer, wake_rule
+        from appliance.voice.hearing.personal import PersonalOptions
         from appliance.voice.hearing.stt_closed import ClosedSetSTTService, screen_reader
 
         assert loaded.whisper is not None
@@ -160,9 +161,9 @@ def run_voice(
         # `replying` is looked up when called: it is set once the output exists.
         stt = ClosedSetSTTService(recognizer, names, lambda read: answers_around(words_of(read)),
                                   replying=lambda: replying(), profile=profile,
-                                  learning=opts.learn_voice, on_learned=opts.on_learned,
-                                  on_enrolled=opts.on_enrolled, frequent=opts.frequent,
-                                  stop_secs=lambda: end_of_speech(asked, profile))
+                                  person=PersonalOptions(
+                                      opts.learn_voice, opts.on_learned, opts.on_enrolled,
+                                      lambda: end_of_speech(asked, profile), opts.frequent))
     else:
         from appliance.voice.hearing.stt_whisper import WhisperSTTService
 

@@ -1,0 +1,187 @@
+"""The person's own voice in front of Whisper: their takes heard first (templates.py), enrolment
+at the kiosk (enrolling.py), and what their use teaches the profile (learning.py)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from rapidfuzz import fuzz
+
+from appliance.policy.doubts import Doubt
+from appliance.voice.hearing.closed_set import SentenceSet
+from appliance.voice.hearing.closed_whisper import SPOTTER_VETO, ClosedWhisperRecognizer
+from appliance.voice.hearing.enrolling import (
+    ENROLLED_COMMANDS,
+    STARTING_COMMANDS,
+    Enrolling,
+    sayable,
+)
+from appliance.voice.hearing.learning import Learning
+from appliance.voice.hearing.profile import VoiceProfile
+from appliance.voice.hearing.stt_whisper import PREROLL_S, RATE, Transcript
+from appliance.voice.hearing.templates import TemplateMatch
+
+log = logging.getLogger(__name__)
+
+TEMPLATE_ENGINE = "closed:templates"
+"""The engine a command heard by the person's own takes is recorded under."""
+NEAR_SPELLING = 75.0
+"""A sentence of the screen spelt this close to an enrolled one, itself not enrolled, is one
+the takes cannot tell apart from it ("click save" beside an enrolled "click send")."""
+LEARN_VOICE = "learn_voice"
+"""The grammar's intent that starts enrolment at the kiosk ("hey juniper, learn my voice")."""
+STOP_WORDS = ("stop", "cancel", "stop that")
+"""Said instead of the phrase asked for, these end enrolment (to be resumed later)."""
+ENROLLING_STOP_S = 1.2
+"""Silence that ends a take while enrolling: the person's own pauses are not known yet."""
+
+
+@dataclass(frozen=True)
+class PersonalOptions:
+    """`learning`: use teaches the profile (`on_learned` hears of each take); `on_enrolled`
+    hears of each phrase enrolled at the kiosk (phrase, kind, takes); `stop_secs` is the wait
+    after speech once the profile changed; `frequent` the commands the person says most."""
+
+    learning: bool = True
+    on_learned: Callable[[str], None] | None = None
+    on_enrolled: Callable[[str, str, int], None] | None = None
+    stop_secs: Callable[[], float] = lambda: 0.35
+    frequent: Callable[[], list[str]] | None = None
+
+
+class PersonalHearing:
+    """Runs on the STT's hearing thread; `say` is set once the pipeline can speak."""
+
+    def __init__(self, profile: VoiceProfile, recognizer: ClosedWhisperRecognizer,
+                 run_later: Callable[..., Any], tell_vad: Callable[[float], None],
+                 options: PersonalOptions) -> None:
+        self.profile = profile
+        self.recognizer = recognizer
+        self.options = options
+        self.say: Callable[[str], None] | None = None
+        self._tell_vad = tell_vad
+        self._learning = (Learning(profile, run_later, options.on_learned)
+                          if options.learning else None)
+        self._take = 0  # the take that heard the last utterance the templates matched
+        self._spotter_knows: tuple[int, bool] | None = None  # (profile generation, verdict)
+        self._enrolling: Enrolling | None = None
+
+    @property
+    def enrolling(self) -> bool:
+        return self._enrolling is not None
+
+    # -- hearing ---------------------------------------------------------------------------
+
+    def hear(self, pcm: bytes, sentences: SentenceSet, over_reply: bool) -> Transcript | None:
+        """The sentence the person's own takes hear, or None; doubtful when the screen has a
+        sentence, not enrolled, spelt so near that the takes cannot tell the two apart."""
+        if over_reply:
+            return None
+        start = time.monotonic()
+        try:
+            templates = self.profile.template_set()
+            found = templates.hear(pcm, lambda phrase: phrase in sentences)
+        except Exception as e:  # a damaged profile: Whisper alone hears, as before enrolment
+            log.warning("the voice profile could not be used: %s", e)
+            return None
+        if found is None or (found.wake and not self._wake_spotted(pcm)):
+            return None
+        self._take = found.take
+        enrolled = set(templates.phrases)
+        near = [s for s in sentences.nearest(found.phrase, 6)
+                if s not in enrolled and fuzz.ratio(s, found.phrase) >= NEAR_SPELLING
+                and not sentences.means_alike(s, found.phrase)]
+        if near:
+            log.info("heard %r by the person's takes, but %r is spelt too near", found.phrase,
+                     near[0])
+        return self._transcript(found, pcm, (time.monotonic() - start) * 1000,
+                                Doubt.LESS_SURE if near else "")
+
+    def _wake_spotted(self, pcm: bytes) -> bool:
+        """The wake spotter does not veto the wake phrase the takes heard ("hey junior" is as
+        near to them as the person's own), unless it vetoes the person's own wake takes too:
+        then it does not know their voice, and the takes alone decide."""
+        spotter = self.recognizer.spotter
+        if spotter is None:
+            return True
+        generation = self.profile.generation()
+        if self._spotter_knows is None or self._spotter_knows[0] != generation:
+            scores = [spotter.score(bytes(int(PREROLL_S * RATE) * 2) + take)
+                      for take in self.profile.wake_audio()]
+            knows = bool(scores) and float(np.median(scores)) >= SPOTTER_VETO
+            self._spotter_knows = (generation, knows)
+        return not self._spotter_knows[1] or spotter.score(pcm) >= SPOTTER_VETO
+
+    def _transcript(self, found: TemplateMatch, pcm: bytes, ms: float,
+                    doubt: str) -> Transcript:
+        lead = self.recognizer.wake_phrase + " " if found.wake else ""
+        # Never said in full: a pause in slow speech must not end the segment on a match.
+        return Transcript(lead + found.phrase, found.sureness, ms, len(pcm) / 2 / RATE,
+                          engine=TEMPLATE_ENGINE, wake=found.wake, doubt=doubt)
+
+    def after(self, heard: Transcript, pcm: bytes, sentences: SentenceSet) -> Transcript:
+        """The transcript as passed on: what it teaches noted, or enrolment begun by it."""
+        said = self.recognizer.command_words(heard.text, bool(heard.wake))
+        intent = sentences.intent_of(said)
+        if heard.wake and intent == LEARN_VOICE and self.say is not None:
+            return self._start_enrolling(heard)
+        if self._learning is not None and heard.engine in ("closed:whisper", TEMPLATE_ENGINE):
+            take = self._take if heard.engine == TEMPLATE_ENGINE else 0
+            self._learning.heard(said, pcm, intent, bool(heard.doubt), take)
+        return heard
+
+    def replied(self, acted: bool) -> None:
+        if self._learning is not None:
+            self._learning.replied(acted)
+
+    # -- enrolment at the kiosk ------------------------------------------------------------
+
+    def _start_enrolling(self, heard: Transcript) -> Transcript:
+        """"Learn my voice": the phrases still to take, the first said, speech waited for longer."""
+        assert self.say is not None
+        enrolling = Enrolling.plan(self.profile, self.recognizer.wake_phrase,
+                                   self._commands_to_enrol())
+        self.say(enrolling.opening())
+        if not enrolling.done:
+            self._enrolling = enrolling
+            self._tell_vad(ENROLLING_STOP_S)
+        return Transcript("", None, heard.stt_ms, heard.audio_s)
+
+    def _commands_to_enrol(self) -> list[str]:
+        """The person's most said commands that the grammar can say, then the starting set."""
+        frequent = self.options.frequent
+        try:
+            said = frequent() if frequent is not None else []
+        except Exception as e:  # no history to go by: the starting set alone
+            log.warning("the commands said most could not be read: %s", e)
+            said = []
+        ours = [c for c in said if sayable(c)][:ENROLLED_COMMANDS]
+        return list(dict.fromkeys([*ours, *STARTING_COMMANDS]))[:ENROLLED_COMMANDS]
+
+    def enrol_take(self, pcm: bytes, sentences: SentenceSet,
+                   vocabulary: Sequence[str]) -> Transcript:
+        """One take of the phrase asked for; "stop" (when that is not the phrase) ends it."""
+        enrolling = self._enrolling
+        assert enrolling is not None and self.say is not None
+        asked = enrolling.phrases[0].said
+        heard = self.recognizer.transcribe(pcm, sentences, vocabulary)
+        said = self.recognizer.command_words(heard.text, bool(heard.wake))
+        if said in STOP_WORDS and asked not in STOP_WORDS:
+            finished: str | None = asked if enrolling.learned.get(asked) else None
+            reply = enrolling.stop()
+        else:
+            reply, finished = enrolling.take(pcm)
+        on_enrolled = self.options.on_enrolled
+        if finished is not None and on_enrolled is not None:
+            kind = "wake" if finished == self.recognizer.wake_phrase else "command"
+            on_enrolled(finished, kind, enrolling.learned.get(finished, 0))
+        if enrolling.done:  # the reply is its closing words
+            self._enrolling = None
+            self._tell_vad(self.options.stop_secs())
+        self.say(reply)
+        return Transcript("", None, 0.0, len(pcm) / 2 / RATE)
