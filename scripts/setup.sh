@@ -38,6 +38,9 @@ APT_dev=(
     # applications with no accessibility tree, read from the screen (test_real_apps_seen.py):
     # xcalc (Xaw) and a small Tk form
     x11-apps python3-tk tk
+    # the same read under the device's Wayland kiosk compositor (test_kiosk_seen.py): headless
+    # cage (it starts Xwayland) and grim, wlroots' screencopy
+    cage xwayland grim
     # uinput tested for real inside a throwaway QEMU VM (scripts/build-vm.sh)
     qemu-system-x86 busybox-static cpio
     udev  # udevadm, packed into the VM to test hardware/70-appliance.rules on real devices

@@ -47,7 +47,7 @@ def headless_cage(app: list[str]) -> Iterator[dict[str, str]]:
     """cage on wlroots' headless backend and pixman, running `app`; yields the environment a
     Wayland client needs to reach it. cage refuses to run as root: as root it runs as nobody."""
     runtime = Path(tempfile.mkdtemp(prefix="appliance-cage-"))
-    command = ["cage", "--", *app]
+    command = ["cage", "-d", "--", *app]  # -d: server-side decorations, as on the device
     if os.getuid() == 0:
         os.chown(runtime, NOBODY, NOBODY)
         command = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
@@ -55,10 +55,11 @@ def headless_cage(app: list[str]) -> Iterator[dict[str, str]]:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(runtime), "XDG_RUNTIME_DIR": str(runtime),
            "WLR_BACKENDS": "headless", "WLR_LIBINPUT_NO_DEVICES": "1", "WLR_RENDERER": "pixman",
            "GDK_BACKEND": "wayland", "NO_AT_BRIDGE": "1", "GTK_A11Y": "none"}
-    log = (runtime.parent / f"{runtime.name}.log").open("w")
+    log = (runtime / "cage.log").open("w")
     proc = subprocess.Popen(command, env=env, stdout=log, stderr=log, text=True)
     try:
-        assert wait_for(lambda: (runtime / "wayland-0").exists(), 20), "cage did not start"
+        assert wait_for(lambda: (runtime / "wayland-0").exists(), 20), (
+            f"cage did not start: {(runtime / 'cage.log').read_text()[-2000:]}")
         yield {"WAYLAND_DISPLAY": "wayland-0", "XDG_RUNTIME_DIR": str(runtime)}
     finally:
         stop(proc)
@@ -75,12 +76,17 @@ def kiosk(monkeypatch: pytest.MonkeyPatch) -> Iterator[WaylandCapture]:
         eyes = open_eyes()
         assert isinstance(eyes, WaylandCapture)
 
-        def read() -> set[str]:
-            eyes.size()
-            return {p.text for p in read_image(eyes.grab((0, 0, *eyes.size()))).phrases}
+        seen: list[set[str]] = []
 
-        # Its first frames are drawn in parts: waits for its top and its bottom.
-        assert wait_for(lambda: {"Send", "Neighbour"} <= read(), 30), "the app never showed"
+        def read() -> set[str]:
+            image = eyes.grab((0, 0, *eyes.size()))
+            seen.append({p.text for p in read_image(image).phrases})
+            return seen[-1]
+
+        # Its first frames are drawn in parts: waits for its top and its bottom. (Without -d,
+        # GTK's own title bar on wlroots 0.15 at times left a frame drawn askew for good.)
+        assert wait_for(lambda: {"Send", "Neighbour"} <= read(), 30), (
+            f"the app never showed: {seen[-3:]}")
         yield eyes
 
 
@@ -113,7 +119,7 @@ def test_the_kiosk_output_is_captured_and_read(kiosk: WaylandCapture) -> None:
     assert image.size == (width, height) and image.mode == "RGB"
     texts = {p.text for p in read_image(image).phrases}
     # (its grey labels, "Delete" and "Not sent", are read with too little confidence to keep)
-    assert {"Form", "Send", "Normal", "Grandma", "Doctor", "Neighbour"} <= texts, texts
+    assert {"Send", "Normal", "Grandma", "Doctor", "Neighbour"} <= texts, texts
 
 
 def test_a_seen_button_is_clicked_at_its_middle_and_looked_at_again(
