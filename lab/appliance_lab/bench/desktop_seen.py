@@ -9,6 +9,7 @@ never were, and are reported apart.
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from typing import Any
 
 from appliance.desktop.model import DesktopError
 from appliance_lab import REPO
+from appliance_lab.bench.stats import peak_rss_mb
 
 TK_FORM = REPO / "tests" / "apps" / "tk_form.py"
 FORM_WORDS = ["Name", "Ann", "Town", "Leeds", "Nothing", "sent", "yet"]
@@ -119,7 +121,10 @@ def bench_seen(rounds: int = ROUNDS) -> dict[str, Any]:
         session.stop()
         os.environ.clear()
         os.environ.update(saved)
-    return {"tuned": tuned, "heldout": heldout, "tesseract": _tesseract_version()}
+    # tesseract runs as a child process per read: its peak is the children's.
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return {"tuned": tuned, "heldout": heldout, "tesseract": _tesseract_version(),
+            "peak_rss_mb": {"bench": peak_rss_mb(), "tesseract": round(children, 1)}}
 
 
 def _tesseract_version() -> str:
