@@ -832,6 +832,8 @@ def bench_voice_enrolled(
     jobs: Annotated[int, typer.Option(min=1, help="children at once")] = 1,
     fa_before: Annotated[bool, typer.Option(
         help="false accepts without a profile too, on the same audio")] = False,
+    reuse: Annotated[bool, typer.Option(
+        help="an arm saved in --work for the same items is not run again")] = False,
     work: Annotated[Path | None, typer.Option(
         help="profiles and false-accept results (default .cache/personal-templates)")] = None,
 ) -> None:
@@ -843,7 +845,7 @@ def bench_voice_enrolled(
         raise CliError("--arms is before, after, or before,after")
     _print_json(_lab("bench.spoken.personal_bench").bench_voice_enrolled(
         part=part, per=per, voices=voices, fa_hours=fa_hours, workdir=work, arms=chosen,
-        jobs=jobs, fa_arms=["after", "before"] if fa_before else ["after"],
+        jobs=jobs, fa_arms=["after", "before"] if fa_before else ["after"], reuse=reuse,
         progress=_progress("bench voice-enrolled")))
 
 

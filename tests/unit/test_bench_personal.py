@@ -36,6 +36,10 @@ def test_an_items_first_turn_is_right_asked_wrong_or_missed() -> None:
     assert classify(_turn("executed", {"intent": "scroll"}), expected) == "wrong"
     assert classify(_turn("rejected", None), expected) == "missed"
     assert classify(None, expected) == "missed"
+    # "undo that" undoes the item before it in the run: heard as said, it is right.
+    undo = {"decision": "rejected", "intent": {"intent": "undo"}}
+    assert classify(_turn("undone", {"intent": "undo"}), undo) == "right"
+    assert classify(_turn("rejected", {"intent": "deny"}), undo) == "wrong"
 
 
 def test_test_takes_are_never_enrolment_takes() -> None:

@@ -45,6 +45,8 @@ ARMS: tuple[Arm, ...] = ("before", "after")
 RUN_SIZE = 10
 """Items per pipeline run: a progress line each, and a failure loses only these."""
 ASKING = frozenset({"needs_confirmation", "clarify"})
+CONTEXTUAL = frozenset({"confirm", "deny", "undo", "cancel"})
+"""Intents whose decision depends on the turns before (planned on a fresh session)."""
 GOALS = {
     "right_at_once_clean": ">= 0.95",
     "right_at_once_snr10": ">= 0.90",
@@ -64,13 +66,23 @@ def default_workdir() -> Path:
 def classify(turn: Turn | None, expected: dict[str, Any]) -> str:
     """right (the planned action, at once), asked (a question first: "did you mean ...?",
     "which one?"), wrong (another action, unasked), or missed (nothing, or nothing understood)."""
-    if turn is None:
+    return classify_outcome(turn.outcome if turn is not None else None, expected)
+
+
+def classify_outcome(got: dict[str, Any] | None, expected: dict[str, Any]) -> str:
+    """As `classify`, from the turn's outcome. A command whose decision depends on what came
+    before it in the run (yes, no, undo, cancel: "undo that" undoes the item before, "no"
+    declines a "click send" still waiting) is right when heard as that command, unasked."""
+    if got is None:
         return "missed"
-    if turn.outcome == expected:
+    if got == expected:
         return "right"
-    if turn.outcome["decision"] in ASKING:
+    if got["decision"] in ASKING:
         return "asked"
-    if turn.outcome["intent"] is not None:
+    intent = expected.get("intent") or {}
+    if intent.get("intent") in CONTEXTUAL and got["intent"] == intent:
+        return "right"
+    if got["intent"] is not None:
         return "wrong"
     return "missed"
 
@@ -177,7 +189,8 @@ def latency(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def summarize_arm(result: dict[str, Any]) -> dict[str, Any]:
-    rows: list[dict[str, Any]] = result["rows"]
+    rows: list[dict[str, Any]] = [{**r, "outcome": classify_outcome(r["got"], r["expected"])}
+                                  for r in result["rows"]]  # scored again: saved rows too
     by_condition = {c: [r for r in rows if r["condition"] == c] for c in CONDITIONS}
     by_voice: dict[str, dict[str, Any]] = defaultdict(dict)
     for voice in sorted({r["voice"] for r in rows}):
@@ -263,23 +276,25 @@ def _command(module: str, *args: str) -> list[str]:
     return [sys.executable, "-m", f"appliance_lab.bench.spoken.{module}", *args]
 
 
-def _run_children(commands: dict[str, list[str]], jobs: int,
+def _run_children(commands: dict[str, list[str]], jobs: int, workdir: Path,
                   progress: Progress) -> dict[str, dict[str, Any]]:
-    """Each command in its own process, at most `jobs` at once; each one's last stdout line
-    (JSON), or its exit code when it failed (a stopped false-accept run keeps its JSONL)."""
+    """Each command in its own process, at most `jobs` at once, its stdout to a file (a pipe
+    would fill and stop it); each one's last stdout line (JSON), or its exit code when it
+    failed (a stopped false-accept run keeps its JSONL)."""
     waiting = list(commands.items())
-    running: dict[str, subprocess.Popen[str]] = {}
+    running: dict[str, tuple[subprocess.Popen[bytes], Path]] = {}
     results: dict[str, dict[str, Any]] = {}
     while waiting or running:
         while waiting and len(running) < max(1, jobs):
             name, cmd = waiting.pop(0)
             progress(f"{name}: starting")
-            running[name] = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-        for name, proc in list(running.items()):
+            out = workdir / f"{name.replace(' ', '-')}.out"
+            with out.open("wb") as sink:
+                running[name] = (subprocess.Popen(cmd, stdout=sink), out)
+        for name, (proc, out) in list(running.items()):
             if proc.poll() is None:
                 continue
-            out = proc.stdout.read() if proc.stdout is not None else ""
-            lines = out.strip().splitlines()
+            lines = out.read_text(encoding="utf-8").strip().splitlines()
             del running[name]
             if proc.returncode != 0 or not lines:
                 progress(f"{name}: ended with exit {proc.returncode}")
@@ -290,34 +305,54 @@ def _run_children(commands: dict[str, list[str]], jobs: int,
     return results
 
 
+def saved_arm(workdir: Path, part: Part, arm: Arm,
+              items: list[SpokenItem]) -> dict[str, Any] | None:
+    """An arm's rows saved by an earlier run of the same items, else None."""
+    path = workdir / f"{part}-{arm}.json"
+    if not path.exists():
+        return None
+    saved: dict[str, Any] = json.loads(path.read_text())
+    ids = [r["id"] for r in saved.get("rows", [])]
+    return saved if sorted(ids) == sorted(i.item_id for i in items) else None
+
+
 def bench_voice_enrolled(part: Part = "heldout", per: int = 4, voices: int = 0,
                          fa_hours: float = 0.5, workdir: Path | None = None,
                          arms: list[Arm] | None = None, jobs: int = 1,
-                         fa_arms: list[Arm] | None = None,
+                         fa_arms: list[Arm] | None = None, reuse: bool = False,
                          progress: Progress = lambda _line: None) -> dict[str, Any]:
     """The whole benchmark; `per` items per voice and condition (4 x 15 held-out voices = 60
     per condition), `fa_hours` of non-wake audio with the profiles in use (0: none; earlier
-    hours in `workdir` count), `jobs` children at once (each arm, the false accepts)."""
+    hours in `workdir` count), `jobs` children at once (each arm, the false accepts);
+    `reuse`: an arm whose rows an earlier run saved in `workdir` for the same items is not
+    run again."""
     workdir = workdir or default_workdir()
     workdir.mkdir(parents=True, exist_ok=True)
     chosen_arms = arms or list(ARMS)
     report: dict[str, Any] = {"protocol": protocol(part, per, voices), "arms": {}}
     common = ["--part", part, "--voices", str(voices), "--work", str(workdir)]
     commands: dict[str, list[str]] = {}
+    saved: dict[str, dict[str, Any]] = {}
     if per > 0:
-        prepare(part, per, voices, workdir, chosen_arms, progress)
+        items = prepare(part, per, voices, workdir, chosen_arms, progress)
         for arm in chosen_arms:
+            earlier = saved_arm(workdir, part, arm, items) if reuse else None
+            if earlier is not None:
+                progress(f"{arm}: the rows saved in {workdir}")
+                saved[arm] = earlier
+                continue
             commands[arm] = _command("personal_bench", "--arm", arm, "--per", str(per),
                                      *common)
     for fa_arm in fa_arms or ["after"]:
         if fa_hours > 0:
             commands[f"false accepts {fa_arm}"] = _command(
                 "personal_fa", "--hours", str(fa_hours), "--arm", fa_arm, *common)
-    results = _run_children(commands, jobs, progress)
+    results = {**saved, **_run_children(commands, jobs, workdir, progress)}
     for arm in chosen_arms:
         if arm in results:
             result = results[arm]
-            (workdir / f"{part}-{arm}.json").write_text(json.dumps(result))
+            if "rows" in result:
+                (workdir / f"{part}-{arm}.json").write_text(json.dumps(result))
             report["arms"][arm] = summarize_arm(result) if "rows" in result else result
     fa: dict[str, Any] | None = None
     if fa_hours > 0:
