@@ -88,7 +88,7 @@ class Learning:
         try:
             self.profile.learn(said.phrase, said.pcm)
         except Exception as e:  # a take that cannot be learned from is only not learned
-            log.info("not learned from %r: %s", said.phrase, e)
+            log.info("a take was not learned: %s", e)
             return
         if self._on_learned is not None:
             self._on_learned(said.phrase)
@@ -99,4 +99,4 @@ class Learning:
         left = [t.id for t in self.profile.takes(said.phrase) if not t.pending]
         if said.take in left and len(left) > MIN_TAKES:
             self.profile.delete_take(said.take)
-            log.info("dropped a take of %r: what it heard was undone", said.phrase)
+            log.info("dropped a take: what it heard was undone")

@@ -96,9 +96,9 @@ class PersonalHearing:
         near = [s for s in sentences.nearest(found.phrase, 6)
                 if s not in enrolled and fuzz.ratio(s, found.phrase) >= NEAR_SPELLING
                 and not sentences.means_alike(s, found.phrase)]
-        if near:
-            log.info("heard %r by the person's takes, but %r is spelt too near", found.phrase,
-                     near[0])
+        if near:  # the words themselves stay out of the log, as the gate's do
+            log.info("heard by the person's takes, but a sentence not enrolled is spelt too "
+                     "near: Whisper decides")
         return self._transcript(found, pcm, (time.monotonic() - start) * 1000,
                                 Doubt.LESS_SURE if near else "")
 

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from appliance.voice.audio.pcm import float_to_pcm16, pcm16_to_float
+from appliance.voice.errors import VoiceError
 from appliance.voice.hearing.stt_whisper import trim_silence
 from appliance.voice.hearing.wake_spotter import (
     LEAD_S,
@@ -56,7 +57,12 @@ def speech(pcm: bytes) -> bytes:
 
 def features(pcm: bytes) -> Floats:
     """The speech embeddings (one per 80 ms) of PCM already trimmed, each of unit length."""
-    embedded = speech_embedding().embed(pcm, FIRST_AUDIBLE)
+    try:
+        embedder = speech_embedding()
+    except ImportError:
+        raise VoiceError("learning a voice needs openWakeWord's models (the voice extra: "
+                         "bash scripts/setup.sh)") from None
+    embedded = embedder.embed(pcm, FIRST_AUDIBLE)
     norms = np.linalg.norm(embedded, axis=1, keepdims=True)
     return np.asarray(embedded / np.maximum(norms, 1e-6), dtype=np.float32)
 
