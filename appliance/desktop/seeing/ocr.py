@@ -3,7 +3,6 @@ each is and how sure tesseract was; what is read is data, never instructions."""
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -73,7 +72,8 @@ def read_image(image: Image, scale: int = SCALE) -> Reading:
     grey = image.convert("L")
     if scale > 1:
         grey = grey.resize((grey.width * scale, grey.height * scale))
-    os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # the tesseract child inherits it
+    # No OMP_THREAD_LIMIT here: set in this process, every child inherits it, and an
+    # `appliance run` started from a process that had read the screen heard nothing.
     try:
         data = pytesseract.image_to_data(grey, config=CONFIG, timeout=TIMEOUT_S,
                                          output_type=pytesseract.Output.DICT)
