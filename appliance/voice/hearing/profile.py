@@ -13,13 +13,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from appliance.voice.audio.pcm import PIPELINE_RATE, float_to_pcm16, pcm16_to_float
 from appliance.voice.errors import VoiceError
-from appliance.voice.hearing.templates import Template, TemplateSet, features, speech
+
+if TYPE_CHECKING:
+    from appliance.voice.hearing.templates import TemplateSet
+
+# The matcher (templates.py) is imported where it is used: the caregiver's web page reads this
+# file's takes and must not load the speech pipeline to do it (a minute under emulation).
 
 KEPT_PER_PHRASE = 10
 """Takes kept of one phrase: the oldest learned one goes when another is learned."""
@@ -100,6 +106,8 @@ def check_take(pcm: bytes) -> bytes:
         raise BadTake("nothing was heard in it (silence, or far too quiet)")
     if float(np.mean(np.abs(samples) >= 0.999)) > CLIPPED_SHARE:
         raise BadTake("it is clipped (too loud for the microphone)")
+    from appliance.voice.hearing.templates import speech
+
     said = speech(pcm)
     seconds = len(said) / 2 / PIPELINE_RATE
     if seconds < SHORTEST_S:
@@ -192,6 +200,8 @@ class VoiceProfile:
         phrase = " ".join(phrase.casefold().split())
         if not phrase:
             raise BadTake("the phrase is empty")
+        from appliance.voice.hearing.templates import features
+
         said = check_take(pcm)
         clean, noisy = features(said), features(with_noise(said))
         if len(clean) < 2:
@@ -300,6 +310,8 @@ class VoiceProfile:
 
     def template_set(self) -> TemplateSet:
         """The takes in use (not pending) as templates, read again only after a change."""
+        from appliance.voice.hearing.templates import Template, TemplateSet
+
         generation = self.generation()
         if self._cached is not None and self._cached[0] == generation:
             return self._cached[1]
