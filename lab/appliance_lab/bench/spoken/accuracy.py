@@ -20,6 +20,21 @@ MISSES_KEPT = 25
 """Misses listed in the report (a sample: the count is reported whole)."""
 
 
+def by_clip(result: Any) -> tuple[set[int], dict[int, Turn]]:
+    """Of one run of clips: which clips woke the gate, and each clip's first turn."""
+    woke: set[int] = set()
+    for seg in result.heard:
+        i = owner(result.spans, seg["timings"]["audio_start_s"])
+        if i is not None and seg.get("via") == "wake":
+            woke.add(i)
+    first: dict[int, Turn] = {}
+    for heard in result.turns:
+        i = owner(result.spans, heard.utterance.timings["audio_start_s"])
+        if i is not None and i not in first:
+            first[i] = heard
+    return woke, first
+
+
 def _rate(hits: int, n: int) -> float | None:
     return round(hits / n, 3) if n else None
 
@@ -40,16 +55,7 @@ def bench_items(items: list[CorpusItem], recognizer: str, progress: Progress,
         for k in range(0, len(scene_items), RUN_SIZE):
             chunk = scene_items[k : k + RUN_SIZE]
             result = run_clips(scene, [audio(i) for i in chunk], recognizer, pace=1.0, vad=vad)
-            woke: set[int] = set()
-            for seg in result.heard:
-                i = owner(result.spans, seg["timings"]["audio_start_s"])
-                if i is not None and seg.get("via") == "wake":
-                    woke.add(i)
-            first: dict[int, Turn] = {}
-            for heard in result.turns:
-                i = owner(result.spans, heard.utterance.timings["audio_start_s"])
-                if i is not None and i not in first:
-                    first[i] = heard
+            woke, first = by_clip(result)
             for i, item in enumerate(chunk):
                 turn = first.get(i)
                 expected = planned(item.scene, item.sentence)

@@ -19,7 +19,8 @@ RUN_S = 300.0
 SCENE = "messages"
 
 
-def _noise_clip(kind: str, seconds: float, seed: int, part: Part) -> bytes:
+def noise_clip(kind: str, seconds: float, seed: int, part: Part) -> bytes:
+    """`seconds` of pink, brown or babble noise alone, at the level the false-accept runs use."""
     if kind == "babble":
         b = babble(part)
         start = seed % max(1, len(b))
@@ -51,7 +52,7 @@ def non_wake_clips(part: Part, hours: float, progress: Progress) -> list[bytes]:
     kinds = ("pink", "brown", "babble")
     k = 0
     while total < target:
-        clips.append(_noise_clip(kinds[k % 3], 20.0, k, part))
+        clips.append(noise_clip(kinds[k % 3], 20.0, k, part))
         total += 21.2
         k += 1
     random.Random(16).shuffle(clips)

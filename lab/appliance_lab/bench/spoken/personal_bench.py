@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from appliance_lab import REPO
+from appliance_lab.bench.spoken.accuracy import by_clip
 from appliance_lab.bench.spoken.corpus import Part, load_part
 from appliance_lab.bench.spoken.outcome import Turn, planned
 from appliance_lab.bench.spoken.personal import (
@@ -37,7 +38,7 @@ from appliance_lab.bench.spoken.personal import (
     sample_items,
 )
 from appliance_lab.bench.spoken.personal_fa import fa_summary
-from appliance_lab.bench.spoken.runs import Progress, owner, run_clips
+from appliance_lab.bench.spoken.runs import Progress, run_clips
 from appliance_lab.bench.stats import peak_rss_mb, percentiles, wilson
 
 Arm = Literal["before", "after"]
@@ -127,16 +128,7 @@ def run_arm(arm: Arm, part: Part, per: int, voices: int, workdir: Path, progress
             chunk = group[k : k + RUN_SIZE]
             result = run_clips(scene, [item_audio(i) for i in chunk], "closed", pace=1.0,
                                profile=profile)
-            woke: set[int] = set()
-            for seg in result.heard:
-                i = owner(result.spans, seg["timings"]["audio_start_s"])
-                if i is not None and seg.get("via") == "wake":
-                    woke.add(i)
-            first: dict[int, Turn] = {}
-            for heard in result.turns:
-                i = owner(result.spans, heard.utterance.timings["audio_start_s"])
-                if i is not None and i not in first:
-                    first[i] = heard
+            woke, first = by_clip(result)
             for i, item in enumerate(chunk):
                 turn = first.get(i)
                 expected = planned(item.scene, item.phrase)

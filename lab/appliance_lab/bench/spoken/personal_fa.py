@@ -19,12 +19,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
 import yaml
 
-from appliance.voice.audio.pcm import PIPELINE_RATE, float_to_pcm16
-from appliance_lab.bench.spoken.conditions import Condition, sox_noise
-from appliance_lab.bench.spoken.corpus import Part, babble, load_part, noise_for
+from appliance.voice.audio.pcm import PIPELINE_RATE
+from appliance_lab.bench.spoken.conditions import Condition
+from appliance_lab.bench.spoken.corpus import Part, load_part, noise_for
+from appliance_lab.bench.spoken.false_accepts import noise_clip
 from appliance_lab.bench.spoken.personal import (
     COMMON,
     ENROL,
@@ -73,17 +73,7 @@ def lines(part: Part) -> tuple[tuple[str, str], ...]:
 
 
 def _noise(seconds: float, seed: int, part: Part) -> bytes:
-    kind = ("pink", "brown", "babble")[seed % 3]
-    if kind == "babble":
-        b = babble(part)
-        start = seed % max(1, len(b))
-        x = np.tile(b, 2 + int(seconds * PIPELINE_RATE) // max(1, len(b)))[
-            start : start + int(seconds * PIPELINE_RATE)]
-        x = x / max(float(np.abs(x).max(initial=0.0)), 1e-9) * 0.3
-    else:
-        x = sox_noise("pink" if kind == "pink" else "brown", seconds, seed)
-        x = x / max(float(np.abs(x).max(initial=0.0)), 1e-9) * 0.1
-    return float_to_pcm16(x.astype(np.float32))
+    return noise_clip(("pink", "brown", "babble")[seed % 3], seconds, seed, part)
 
 
 def chunk_clips(part: Part, chunk: int,
