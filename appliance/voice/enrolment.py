@@ -8,15 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from appliance.voice.audio.pcm import PIPELINE_RATE, load_wav
-from appliance.voice.errors import VoiceError
+from appliance.voice.errors import BadTake, VoiceError
 from appliance.voice.hearing.enrolling import sayable
-from appliance.voice.hearing.profile import (
-    BadTake,
-    Take,
-    TakeKind,
-    VoiceProfile,
-    check_take,
-)
+from appliance.voice.hearing.profile import Take, TakeKind, VoiceProfile
+from appliance.voice.hearing.take_audio import check_take
 from appliance.voice.hearing.wake import WakeGate
 
 

@@ -12,7 +12,7 @@ from datetime import datetime, tzinfo
 
 from appliance.desktop.seeing.taught import TaughtTarget
 from appliance.journal.alias_log import Alias
-from appliance.voice.audio.pcm import PIPELINE_RATE
+from appliance.voice.audio.rate import PIPELINE_RATE
 from appliance.voice.hearing.profile import Take, TakeKind, TakeSource
 from appliance.web.shared import plural
 

@@ -167,6 +167,10 @@ def test_the_voice_page_lists_plays_approves_and_deletes_and_journals_who(
         added = [(e["data"]["phrase"], e["data"]["source"], e["data"]["by"])
                  for e in _events(server, "VoiceTakesAdded")]
         assert added == [("click send", "approved", "Carol")]
+        # Playing, approving and deleting loaded no numpy: the web unit's system-call filter
+        # kills a process that does (OpenBLAS calls mbind as it loads).
+        loaded = Path(f"/proc/{server.proc.pid}/maps").read_text()
+        assert "numpy" not in loaded and "openblas" not in loaded.casefold()
     finally:
         _stop(server)
     # No recording and no phrase reaches the server's log.

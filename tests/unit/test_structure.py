@@ -7,6 +7,8 @@ hide a cycle. Run alone: `python -m pytest -q tests/unit/test_structure.py`.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import appliance
@@ -193,3 +195,13 @@ def test_the_lab_uses_the_product_s_public_api_only() -> None:
                              and node.value.id in ("self", "cls"))):
                 private.append(f"{where}:{node.lineno}: .{node.attr}")
     assert private == []
+
+
+def test_the_caregiver_page_loads_no_numpy() -> None:
+    """The web unit denies @resources system calls, and numpy's OpenBLAS calls mbind as it loads:
+    the page must not import numpy (or what loads it) to serve."""
+    shown = subprocess.run(
+        [sys.executable, "-c", "import sys, appliance.web.serve, appliance.web.app; print("
+         "sorted(m for m in ('numpy', 'soxr', 'onnxruntime', 'PIL') if m in sys.modules))"],
+        capture_output=True, text=True, check=True)
+    assert shown.stdout.strip() == "[]"

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import soxr  # type: ignore[import-untyped]
 
+from appliance.voice.audio.rate import PIPELINE_RATE as PIPELINE_RATE  # re-exported
 from appliance.voice.errors import VoiceError
 
-PIPELINE_RATE = 16_000
 MIN_RATE = 8_000
 MAX_RATE = 96_000
 

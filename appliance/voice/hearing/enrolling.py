@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from appliance.voice.errors import BadTake
 from appliance.voice.hearing.closed_set import closed_set
-from appliance.voice.hearing.profile import BadTake, TakeKind, VoiceProfile
+from appliance.voice.hearing.profile import TakeKind, VoiceProfile
 
 LONGEST_PHRASE_WORDS = 8
 """A phrase longer than this is not one command."""

@@ -15,30 +15,17 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
-
-from appliance.voice.audio.pcm import PIPELINE_RATE, float_to_pcm16, pcm16_to_float
-from appliance.voice.errors import VoiceError
+from appliance.voice.errors import BadTake
 
 if TYPE_CHECKING:
     from appliance.voice.hearing.templates import TemplateSet
 
-# The matcher (templates.py) is imported where it is used: the caregiver's web page reads this
-# file's takes and must not load the speech pipeline to do it (a minute under emulation).
+# The audio work (take_audio.py, templates.py: numpy, openWakeWord) is imported where it is used:
+# the caregiver's web page reads this file's takes, and its service's system-call filter kills a
+# process that loads numpy (OpenBLAS calls mbind).
 
 KEPT_PER_PHRASE = 10
 """Takes kept of one phrase: the oldest learned one goes when another is learned."""
-NOISY_SNR_DB = 10.0
-"""Each take is also kept mixed with noise this far below it, so it is known in a noisy room."""
-QUIETEST_PEAK = 0.02
-"""A take whose loudest 20 ms is quieter than this (of full scale) holds nothing to learn."""
-CLIPPED_SHARE = 0.01
-"""A take with more of its samples than this at full scale is clipped: it is asked again."""
-SHORTEST_S = 0.15
-"""Speech shorter than this is a click or a breath, not a take."""
-LONGEST_S = 8.0
-"""A take longer than this is not one phrase."""
 PAUSE_FLOOR_S = 0.35
 """The shortest wait for the end of speech (the pipeline's default)."""
 PAUSE_CEILING_S = 1.6
@@ -73,10 +60,6 @@ class Take:
     longest_pause_s: float
 
 
-class BadTake(VoiceError):
-    """A take that cannot be learned from, said in words ("let's try that once more")."""
-
-
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS takes (
     id INTEGER PRIMARY KEY,
@@ -96,61 +79,6 @@ CREATE TABLE IF NOT EXISTS takes (
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 _COLUMNS = "id, phrase, kind, source, pending, created, seconds, longest_pause_s"
-FEATURES = 96  # openWakeWord's embedding width
-
-
-def check_take(pcm: bytes) -> bytes:
-    """The take's speech, or BadTake saying in words what is wrong with it."""
-    samples = pcm16_to_float(pcm)
-    if len(samples) == 0 or float(np.abs(samples).max(initial=0.0)) < QUIETEST_PEAK:
-        raise BadTake("nothing was heard in it (silence, or far too quiet)")
-    if float(np.mean(np.abs(samples) >= 0.999)) > CLIPPED_SHARE:
-        raise BadTake("it is clipped (too loud for the microphone)")
-    from appliance.voice.hearing.templates import speech
-
-    said = speech(pcm)
-    seconds = len(said) / 2 / PIPELINE_RATE
-    if seconds < SHORTEST_S:
-        raise BadTake("it is too short to hold a phrase")
-    if seconds > LONGEST_S:
-        raise BadTake(f"it is longer than {LONGEST_S:.0f} seconds: one phrase at a time")
-    return said
-
-
-def longest_pause(said: bytes) -> float:
-    """The longest quiet stretch inside the speech, in seconds (the gaps between words)."""
-    samples = pcm16_to_float(said)
-    frame = PIPELINE_RATE // 50  # 20 ms
-    count = len(samples) // frame
-    if count < 3:
-        return 0.0
-    rms = np.sqrt(np.mean(np.square(samples[:count * frame].reshape(count, frame)), axis=1))
-    quiet = rms < float(rms.max()) * 10 ** (-30 / 20)
-    longest = run = 0
-    for q in quiet:
-        run = run + 1 if q else 0
-        longest = max(longest, run)
-    return longest * 0.02
-
-
-def with_noise(said: bytes, snr_db: float = NOISY_SNR_DB) -> bytes:
-    """The take mixed with pink noise `snr_db` below it (seeded by the take: the same each run)."""
-    x = pcm16_to_float(said).astype(np.float64)
-    rng = np.random.default_rng(len(said))
-    spectrum = np.fft.rfft(rng.standard_normal(len(x)))
-    spectrum /= np.maximum(np.sqrt(np.arange(len(spectrum))), 1.0)  # 1/f power: pink
-    noise = np.fft.irfft(spectrum, n=len(x))
-    level = np.sqrt(np.mean(x ** 2)) / max(float(np.sqrt(np.mean(noise ** 2))), 1e-12)
-    mixed = x + noise * level / 10 ** (snr_db / 20)
-    return float_to_pcm16(np.clip(mixed, -1.0, 1.0).astype(np.float32))
-
-
-def _blob(embedded: npt.NDArray[np.float32]) -> bytes:
-    return np.ascontiguousarray(embedded, dtype="<f4").tobytes()
-
-
-def _floats(blob: bytes, frames: int) -> npt.NDArray[np.float32]:
-    return np.frombuffer(blob, dtype="<f4").reshape(frames, FEATURES).astype(np.float32)
 
 
 class VoiceProfile:
@@ -200,15 +128,12 @@ class VoiceProfile:
         phrase = " ".join(phrase.casefold().split())
         if not phrase:
             raise BadTake("the phrase is empty")
-        from appliance.voice.hearing.templates import features
+        from appliance.voice.hearing.take_audio import learnable
 
-        said = check_take(pcm)
-        clean, noisy = features(said), features(with_noise(said))
-        if len(clean) < 2:
-            raise BadTake("it is too short to hold a phrase")
-        row = (phrase, kind.value, source.value, int(pending), time.time(),
-               len(said) / 2 / PIPELINE_RATE, longest_pause(said), said, _blob(clean),
-               _blob(noisy), len(clean), len(noisy))
+        take = learnable(pcm)
+        row = (phrase, kind.value, source.value, int(pending), time.time(), take.seconds,
+               take.longest_pause_s, take.said, take.clean, take.noisy, take.frames,
+               take.noisy_frames)
         with self._db(write=True) as db:
             cursor = db.execute(
                 "INSERT INTO takes (phrase, kind, source, pending, created, seconds, "
@@ -310,6 +235,7 @@ class VoiceProfile:
 
     def template_set(self) -> TemplateSet:
         """The takes in use (not pending) as templates, read again only after a change."""
+        from appliance.voice.hearing.take_audio import embeddings
         from appliance.voice.hearing.templates import Template, TemplateSet
 
         generation = self.generation()
@@ -323,8 +249,9 @@ class VoiceProfile:
                                   "FROM takes WHERE pending = 0").fetchall()
             for take, phrase, kind, clean, frames, noisy, noisy_frames in rows:
                 into = wake if kind == TakeKind.WAKE else commands
-                into.append(Template(phrase, _floats(clean, frames), take=take))
-                into.append(Template(phrase, _floats(noisy, noisy_frames), noisy=True, take=take))
+                into.append(Template(phrase, embeddings(clean, frames), take=take))
+                into.append(Template(phrase, embeddings(noisy, noisy_frames), noisy=True,
+                                     take=take))
         templates = TemplateSet.of(commands, wake)
         self._cached = (generation, templates)
         return templates

@@ -1,0 +1,101 @@
+"""What a take's audio holds: checked for being learnable, its pauses between words, a copy in
+noise, and its openWakeWord embeddings as the profile stores them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from appliance.voice.audio.pcm import PIPELINE_RATE, float_to_pcm16, pcm16_to_float
+from appliance.voice.errors import BadTake
+from appliance.voice.hearing.templates import features, speech
+from appliance.voice.hearing.wake_spotter import FEATURES
+
+NOISY_SNR_DB = 10.0
+"""Each take is also kept mixed with noise this far below it, so it is known in a noisy room."""
+QUIETEST_PEAK = 0.02
+"""A take whose loudest 20 ms is quieter than this (of full scale) holds nothing to learn."""
+CLIPPED_SHARE = 0.01
+"""A take with more of its samples than this at full scale is clipped: it is asked again."""
+SHORTEST_S = 0.15
+"""Speech shorter than this is a click or a breath, not a take."""
+LONGEST_S = 8.0
+"""A take longer than this is not one phrase."""
+
+
+def check_take(pcm: bytes) -> bytes:
+    """The take's speech, or BadTake saying in words what is wrong with it."""
+    samples = pcm16_to_float(pcm)
+    if len(samples) == 0 or float(np.abs(samples).max(initial=0.0)) < QUIETEST_PEAK:
+        raise BadTake("nothing was heard in it (silence, or far too quiet)")
+    if float(np.mean(np.abs(samples) >= 0.999)) > CLIPPED_SHARE:
+        raise BadTake("it is clipped (too loud for the microphone)")
+    said = speech(pcm)
+    seconds = len(said) / 2 / PIPELINE_RATE
+    if seconds < SHORTEST_S:
+        raise BadTake("it is too short to hold a phrase")
+    if seconds > LONGEST_S:
+        raise BadTake(f"it is longer than {LONGEST_S:.0f} seconds: one phrase at a time")
+    return said
+
+
+def longest_pause(said: bytes) -> float:
+    """The longest quiet stretch inside the speech, in seconds (the gaps between words)."""
+    samples = pcm16_to_float(said)
+    frame = PIPELINE_RATE // 50  # 20 ms
+    count = len(samples) // frame
+    if count < 3:
+        return 0.0
+    rms = np.sqrt(np.mean(np.square(samples[:count * frame].reshape(count, frame)), axis=1))
+    quiet = rms < float(rms.max()) * 10 ** (-30 / 20)
+    longest = run = 0
+    for q in quiet:
+        run = run + 1 if q else 0
+        longest = max(longest, run)
+    return longest * 0.02
+
+
+def with_noise(said: bytes, snr_db: float = NOISY_SNR_DB) -> bytes:
+    """The take mixed with pink noise `snr_db` below it (seeded by the take: the same each run)."""
+    x = pcm16_to_float(said).astype(np.float64)
+    rng = np.random.default_rng(len(said))
+    spectrum = np.fft.rfft(rng.standard_normal(len(x)))
+    spectrum /= np.maximum(np.sqrt(np.arange(len(spectrum))), 1.0)  # 1/f power: pink
+    noise = np.fft.irfft(spectrum, n=len(x))
+    level = np.sqrt(np.mean(x ** 2)) / max(float(np.sqrt(np.mean(noise ** 2))), 1e-12)
+    mixed = x + noise * level / 10 ** (snr_db / 20)
+    return float_to_pcm16(np.clip(mixed, -1.0, 1.0).astype(np.float32))
+
+
+def embeddings(blob: bytes, frames: int) -> npt.NDArray[np.float32]:
+    """The embedding frames a take's blob holds."""
+    return np.frombuffer(blob, dtype="<f4").reshape(frames, FEATURES).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class LearnableTake:
+    """A take's speech, how it sounds, and its embeddings clean and in noise, as stored."""
+
+    said: bytes
+    seconds: float
+    longest_pause_s: float
+    clean: bytes
+    frames: int
+    noisy: bytes
+    noisy_frames: int
+
+
+def learnable(pcm: bytes) -> LearnableTake:
+    """The take ready to store, or BadTake saying in words what is wrong with it."""
+    said = check_take(pcm)
+    clean, noisy = features(said), features(with_noise(said))
+    if len(clean) < 2:
+        raise BadTake("it is too short to hold a phrase")
+    return LearnableTake(said, len(said) / 2 / PIPELINE_RATE, longest_pause(said),
+                         _blob(clean), len(clean), _blob(noisy), len(noisy))
+
+
+def _blob(embedded: npt.NDArray[np.float32]) -> bytes:
+    return np.ascontiguousarray(embedded, dtype="<f4").tobytes()
