@@ -458,7 +458,7 @@ def run(
     from appliance.journal.store import voice_profile_path
     from appliance.kiosk import run_kiosk
     from appliance.session import TurnReport
-    from appliance.web.handoff import notes_path, pairing_path, web_dir
+    from appliance.web.handoff import enrol_path, notes_path, pairing_path, web_dir
 
     _log_to_stderr()
     if speak_to is not None:  # found out now, not after the commands have been carried out
@@ -487,6 +487,7 @@ def run(
         start_notices=start_notices,
         pairing_file=pairing_path(store),
         notes_file=notes_path(store),
+        enrol_file=enrol_path(store),
         heartbeat_file=heartbeat_path(web_dir(store)),
         voice_profile=voice_profile_path(store),
     )

@@ -26,7 +26,12 @@ from appliance.journal.store import StoreError
 from appliance.panel.link import NullPanel, Panel, PanelLink
 from appliance.panel.state import Badge, Bounds, Mode, PanelState
 from appliance.session import TurnReport, recover_interrupted
-from appliance.switch.controller import DesktopFactory, SwitchController, push_to_talk
+from appliance.switch.controller import (
+    NO_VOICE_TO_LEARN,
+    DesktopFactory,
+    SwitchController,
+    push_to_talk,
+)
 from appliance.switch.evdev_source import SwitchInput
 from appliance.switch.model import Edge, Press
 from appliance.switch.talk import PushToTalk, TalkingSink
@@ -37,11 +42,15 @@ from appliance.web.handoff import CodeWatch, NoteWatch, spoken_code
 
 if TYPE_CHECKING:
     from appliance.voice.audio.sources import AudioSource
+    from appliance.voice.commands import VoiceControls
 
 log = logging.getLogger(__name__)
 
 TICK_S = 0.25  # the scan's clock has its own due times; this only bounds how late a timeout is
 SWITCH_DEVICE = "switch"
+ENROL_REQUEST_S = 120.0  # a caregiver's "learn her voice now" older than this is dropped unsaid
+CANNOT_ENROL = ("I cannot learn a voice with the speech recognition in use here. A caregiver can "
+                "check Health on the caregiver page.")
 
 
 def overlay(marks: Marks | None) -> dict[str, Any]:
@@ -147,10 +156,13 @@ class Kiosk:
         on_notice: Callable[[str], None] = log.warning,
         pairing_file: Path | None = None,
         notes_file: Path | None = None,
+        enrol_file: Path | None = None,
     ) -> None:
         self.journal = journal
         self.pairing = CodeWatch(pairing_file) if pairing_file else None
         self.notes = NoteWatch(notes_file) if notes_file else None
+        self.enrol_requests = NoteWatch(enrol_file) if enrol_file else None
+        self.enrol: Callable[[], bool] | None = None  # set once the voice pipeline runs
         self.on_notice = on_notice
         self.lock = threading.RLock()
         self.settings = journal.settings()
@@ -165,6 +177,7 @@ class Kiosk:
             speak=lambda text: self.speak(text),
             show=self.feed.show,
             listen=push_to_talk(self.talk),
+            learn_voice=lambda: self.start_enrolment("the person"),
             device=SWITCH_DEVICE,
         )
         self.input: SwitchInput | None = None
@@ -176,16 +189,18 @@ class Kiosk:
         self.followers: list[Callable[[Journal], None]] = []
         self._set_aside = ""  # after the panel's head once this process went on in a new journal
 
-    def attach_speaker(self, say: Callable[[str], None]) -> None:
-        """The voice pipeline is up: the switch's words go out through its TTS from now on."""
+    def attach_voice(self, voice: VoiceControls) -> None:
+        """The voice pipeline is up: the switch's words go out through its TTS from now on, and
+        a caregiver's request to learn the person's voice can be met."""
 
         def speak(text: str) -> None:
             try:
-                say(text)
+                voice.say(text)
             except RuntimeError:  # the pipeline's loop has closed: the kiosk is stopping
                 log.info("not spoken: %s", text)
 
         self.speak = speak
+        self.enrol = voice.enrol
 
     def sink(self, inner: TurnSink) -> KioskSink:
         return KioskSink(
@@ -290,6 +305,26 @@ class Kiosk:
         if note is not None:
             self.feed.mode("idle", reply=note)
             self.speak(note)
+        self.check_enrol_request()
+
+    def check_enrol_request(self) -> None:
+        """A caregiver's "learn her voice now" from the web page, met once the voice runs. One
+        the kiosk was not running to hear is dropped: hours later it would surprise the person."""
+        if self.enrol is None or self.enrol_requests is None:
+            return
+        by = self.enrol_requests.take(newer_than=time.time() - ENROL_REQUEST_S)
+        if by is not None:
+            self.start_enrolment(by)
+
+    def start_enrolment(self, by: str) -> None:
+        """"Learn my voice" asked for by a caregiver (`by`) or from the switch menu."""
+        if self.enrol is None:
+            self.speak(NO_VOICE_TO_LEARN)
+            return
+        if by != "the person":
+            self.speak(f"{' '.join(by.split())[:60]} asked me to learn your voice.")
+        if not self.enrol():
+            self.speak(CANNOT_ENROL)
 
     def _tick(self) -> None:
         while not self._stop.is_set():
@@ -320,6 +355,7 @@ def run_kiosk(
     start_notices: Sequence[str] = (),
     pairing_file: Path | None = None,
     notes_file: Path | None = None,
+    enrol_file: Path | None = None,
     heartbeat_file: Path | None = None,
     voice_profile: Path | None = None,
 ) -> None:
@@ -338,7 +374,7 @@ def run_kiosk(
     for notice in start_notices:
         on_notice(notice)
     kiosk = Kiosk(journal, desktop, planner, panel=panel, switch=switch, on_notice=on_notice,
-                  pairing_file=pairing_file, notes_file=notes_file)
+                  pairing_file=pairing_file, notes_file=notes_file, enrol_file=enrol_file)
 
     def reported(report: TurnReport) -> None:
         kiosk.feed.overlay(report.marks)
@@ -361,6 +397,7 @@ def run_kiosk(
             for notice in ["Ready." if source.live else "", *kiosk.recover()]:
                 if notice:
                     kiosk.speak(notice)
+            kiosk.check_enrol_request()  # asked for while it started: before any speech is heard
 
     def learned(phrase: str) -> None:
         with kiosk.lock:
@@ -389,7 +426,7 @@ def run_kiosk(
     try:
         stats = run_audio(
             audio, sink, speak_to, wake_phrase=kiosk.settings.wake_phrase,
-            on_speaker=kiosk.attach_speaker, source=source, heartbeat=heartbeat,
+            on_controls=kiosk.attach_voice, source=source, heartbeat=heartbeat,
             barge_in=kiosk.settings.barge_in, wake_check=kiosk.settings.wake_check,
             profile=voice_profile, learn_voice=kiosk.settings.learn_voice,
             end_of_speech_s=kiosk.settings.end_of_speech_s or None, on_learned=learned,

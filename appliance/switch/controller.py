@@ -36,6 +36,7 @@ heard, or drop it. `push_to_talk` turns these into calls on the voice side's `Pu
 
 NO_JOURNAL = "I can't write to my journal, so I did nothing."
 STOPPED = "Scanning stopped."
+NO_VOICE_TO_LEARN = "I can learn a voice only while I listen to the microphone."
 YES_HINT = "Press for yes."
 QUESTION_POLL_S = 1.0
 
@@ -52,15 +53,18 @@ class SwitchController:
         speak: Callable[[str], None],
         show: Callable[[PanelState], None],
         listen: Callable[[Listen, float], None] | None = None,
+        learn_voice: Callable[[], None] | None = None,
         clock: Callable[[], float] = time.time,
         device: str = "switch",
     ) -> None:
+        """`learn_voice`: enrolment at the kiosk begun ("Learn my voice" in the menu)."""
         self.journal = journal
         self.desktop = desktop
         self.planner = planner
         self.speak = speak
         self.show = show
         self.listen = listen or (lambda _action, _t: None)
+        self.learn_voice = learn_voice or (lambda: self._say(NO_VOICE_TO_LEARN))
         self.clock = clock
         self.device = device
         self.settings: Settings = journal.settings()
@@ -235,6 +239,9 @@ class SwitchController:
         elif item.command == "talk":
             self.scanner.stop()
             self._talk("start", t)
+        elif item.command == "learn_voice":
+            self.scanner.stop()
+            self.learn_voice()
         elif item.intent is not None:
             self.scanner.stop()
             self._from_scan = True

@@ -30,7 +30,7 @@ from appliance.panel.state import Bounds
 TOGGLE_ROLES = roles.SCAN_TOGGLE_ROLES
 ITEM_ROLES = roles.SCAN_ITEM_ROLES
 TEXT_ROLES = roles.SCAN_TEXT_ROLES
-Command = Literal["talk", "stop", "back"]
+Command = Literal["talk", "stop", "back", "learn_voice"]
 
 
 @dataclass(frozen=True)
@@ -56,9 +56,10 @@ class MenuItem:
 SPEAK = MenuItem("Speak a command", command="talk")
 UNDO = MenuItem("Undo", intent=Undo(words="undo"), words="undo")
 CANCEL = MenuItem("Cancel", intent=Cancel(words="cancel"), words="cancel")
+LEARN_VOICE = MenuItem("Learn my voice", command="learn_voice")
 STOP = MenuItem("Stop scanning", command="stop")
 BACK = MenuItem("Back", command="back")
-FIXED = (SPEAK, UNDO, CANCEL, STOP)
+FIXED = (SPEAK, UNDO, CANCEL, LEARN_VOICE, STOP)
 
 
 def scan_menu(snapshot: Snapshot) -> Menu:

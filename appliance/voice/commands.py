@@ -36,9 +36,20 @@ if TYPE_CHECKING:
 
 @runtime_checkable
 class SpeakingSTT(Protocol):
-    """An STT that says things of its own (enrolment's prompts) the way replies are said."""
+    """An STT that says things of its own (enrolment's prompts) the way replies are said, and
+    can begin enrolment when asked from outside the voice."""
 
     def set_speaker(self, say: Callable[[str], None]) -> None: ...
+
+    def start_enrolling(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class VoiceControls:
+    """What the running pipeline offers the rest of the kiosk, each safe from any thread."""
+
+    say: Callable[[str], None]  # said as a reply is, the microphone muted meanwhile
+    enrol: Callable[[], bool]  # "learn my voice" begun; False: there is no profile to enrol into
 
 log = logging.getLogger(__name__)
 
@@ -115,12 +126,12 @@ def run_voice(
     speaker: SpeechSink | None = None,
     options: VoiceOptions | None = None,
     on_event: Callable[[Reply], None] | None = None,
-    on_speaker: Callable[[Callable[[str], None]], None] | None = None,
+    on_controls: Callable[[VoiceControls], None] | None = None,
 ) -> VoiceStats:
     """Run one pipeline until the source ends (a file) or the process is stopped (a mic).
 
-    `on_speaker` is handed a thread-safe `say(text)` once the pipeline runs, for speech that
-    comes from outside it (the switch)."""
+    `on_controls` is handed the pipeline's `VoiceControls` once it runs: speech that comes from
+    outside it (the switch), and enrolment begun from there or the caregiver's page."""
     from appliance.voice.audio.tts import PiperTTSService
     from appliance.voice.hearing.profile import VoiceProfile
 
@@ -207,7 +218,7 @@ def run_voice(
         source.on_fault = fault
     source.open()
     try:
-        asyncio.run(_run_speaking(feeder, processors, source.live, loaded, turns, on_speaker))
+        asyncio.run(_run_speaking(feeder, processors, source.live, loaded, turns, on_controls))
     finally:
         if isinstance(source, ResilientSource):
             source.stop()  # a retry loop must not keep the process from exiting
@@ -251,18 +262,18 @@ async def _run_speaking(
     live: bool,
     loaded: Engines,
     turns: TurnProcessor,
-    on_speaker: Callable[[Callable[[str], None]], None] | None,
+    on_controls: Callable[[VoiceControls], None] | None,
 ) -> None:
     loop = asyncio.get_running_loop()
 
     def say(text: str) -> None:
         asyncio.run_coroutine_threadsafe(turns.announce(text), loop)
 
-    if on_speaker is not None:
-        on_speaker(say)
-    for processor in processors:  # the STT says enrolment's prompts
-        if isinstance(processor, SpeakingSTT):
-            processor.set_speaker(say)
+    speaking = [p for p in processors if isinstance(p, SpeakingSTT)]
+    for processor in speaking:  # the STT says enrolment's prompts
+        processor.set_speaker(say)
+    if on_controls is not None:
+        on_controls(VoiceControls(say, lambda: any(p.start_enrolling() for p in speaking)))
     await run_pipeline(feeder, processors, live, loaded.speaker.rate)
 
 
@@ -283,7 +294,7 @@ def run_audio(
     speak_to: Path | None,
     wake_phrase: str = "hey juniper",
     on_event: Callable[[Reply], None] | None = None,
-    on_speaker: Callable[[Callable[[str], None]], None] | None = None,
+    on_controls: Callable[[VoiceControls], None] | None = None,
     source: AudioSource | None = None,
     heartbeat: Callable[[], None] | None = None,
     barge_in: bool = False,
@@ -312,7 +323,7 @@ def run_audio(
                          end_of_speech_s=end_of_speech_s, on_learned=on_learned,
                          on_enrolled=on_enrolled, frequent=frequent),
             on_event,
-            on_speaker,
+            on_controls,
         )
     finally:
         if recorder is not None:

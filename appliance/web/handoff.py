@@ -1,5 +1,6 @@
 """What the web page hands the kiosk, through files in the user's runtime folder (memory only,
-mode 0600): the pairing code to say and show, and notes to announce ("Carol undid: ...").
+mode 0600): the pairing code to say and show, notes to announce ("Carol undid: ..."), and a
+caregiver's request to learn the person's voice now.
 The kiosk and the web page run as the same user; nothing of this goes into the journal."""
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ def pairing_path(store: str | None = None) -> Path:
 
 def notes_path(store: str | None = None) -> Path:
     return handoff_dir(store) / "announce"
+
+
+def enrol_path(store: str | None = None) -> Path:
+    return handoff_dir(store) / "learn-voice"
 
 
 def post_note(path: Path, text: str) -> None:
@@ -76,10 +81,12 @@ class NoteWatch:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def take(self) -> str | None:
+    def take(self, newer_than: float = 0.0) -> str | None:
+        """The note, once; one written before `newer_than` (Unix seconds) is dropped unsaid."""
         try:
+            written = self.path.stat().st_mtime
             text = self.path.read_text().strip()
             self.path.unlink()
         except OSError:
             return None
-        return text or None
+        return text if text and written >= newer_than else None

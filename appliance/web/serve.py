@@ -11,7 +11,7 @@ from appliance.journal.store import voice_profile_path
 from appliance.systemd_notify import ServiceNotifier
 from appliance.web.accounts import Accounts
 from appliance.web.app import create_app
-from appliance.web.handoff import notes_path, pairing_path, post_note, web_dir
+from appliance.web.handoff import enrol_path, notes_path, pairing_path, post_note, web_dir
 from appliance.web.pairing import PairingOffer
 from appliance.web.shared import WebState
 from appliance.wiring import open_journal
@@ -35,7 +35,8 @@ def run_server(store: str | None, port: int, desktop: str = "atspi", lan: bool =
     state = WebState(journal=journal, accounts=Accounts(folder / "web.sqlite"),
                      pairing=PairingOffer(pairing_path(store)), secure=lan,
                      desktop=desktop, notes=notes_path(store), folder=folder,
-                     voice=None if central_db is not None else voice_profile_path(store))
+                     voice=None if central_db is not None else voice_profile_path(store),
+                     enrol=None if central_db is not None else enrol_path(store))
     if central_db is not None:
         from appliance.fleet.central_store import CentralStore
 

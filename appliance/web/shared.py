@@ -38,6 +38,7 @@ class WebState:
     secure: bool  # served over TLS: cookies are Secure and carry the __Host- prefix
     desktop: str = "atspi"  # the screen an undo acts on, as `appliance say --desktop` names it
     notes: Path | None = None  # where the kiosk picks up what to announce
+    enrol: Path | None = None  # where the kiosk picks up a caregiver's "learn her voice now"
     folder: Path = Path(".")  # where the journal and web.sqlite live (for disk space)
     verified: Check | None = None  # the last journal check run from the page
     verified_at: float = 0.0  # when it ran (Unix seconds)

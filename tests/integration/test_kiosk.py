@@ -78,7 +78,7 @@ def kiosk_run(
     kiosk.start()
     try:
         run_voice(PressingSource(pcm, [(press_at_s, press)]), sink, engines("whisper"), speaker,
-                  on_speaker=kiosk.attach_speaker)
+                  on_controls=kiosk.attach_voice)
     finally:
         kiosk.stop()
     return kiosk, journal, reports, panel, speaker

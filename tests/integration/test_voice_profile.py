@@ -5,9 +5,11 @@ them, the real pipeline and session acting on a sim scene, the journal read back
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import tempfile
+import time
 import wave
 from functools import cache
 from pathlib import Path
@@ -251,3 +253,31 @@ def test_learn_my_voice_at_the_kiosk_takes_each_phrase_and_resumes(tmp_path: Pat
     from appliance.voice.hearing.enrolling import Enrolling
 
     assert Enrolling.plan(profile, "hey juniper").prompt() == "Say: no."
+
+
+def test_a_caregivers_request_starts_learning_and_a_stale_one_is_dropped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the caregiver page hands over (test_web_voice.py) starts enrolment at the kiosk, as
+    "learn my voice" said does; one left from before the kiosk ran is dropped unsaid."""
+    from appliance.web.handoff import enrol_path, post_note
+
+    monkeypatch.setenv("APPLIANCE_HANDOFF_DIR", str(tmp_path / "handoff"))
+    gap = silence(2.0)
+    takes = [part for i in range(5) for part in (espeak("hey juniper", 140 + 15 * i), gap)]
+    takes += [part for i in range(3) for part in (espeak("yes", 140 + 15 * i), gap)]
+    audio = wav(tmp_path / "enrol.wav", silence(1), *takes, espeak("stop", 150), gap)
+    for stale in (True, False):
+        (tmp_path / str(stale)).mkdir()
+        kiosk = Kiosk(tmp_path / str(stale), messages())
+        request = enrol_path()
+        post_note(request, "Carol")
+        if stale:
+            os.utime(request, (time.time() - 600, time.time() - 600))
+        r = run("run", "--audio", str(audio), "--desktop", f"sim:{kiosk.scene}", "--store",
+                kiosk.store, "--no-panel", "--no-switch")
+        assert r.code == 0, r.err
+        assert not request.exists()
+        counts: dict[str, int] = {}
+        for take in VoiceProfile(profile_path(kiosk.store)).takes():
+            counts[take.phrase] = counts.get(take.phrase, 0) + 1
+        assert counts == ({} if stale else {"hey juniper": 5, "yes": 3})

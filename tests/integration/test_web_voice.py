@@ -7,7 +7,9 @@ journals them, Debian's Chromium driven by Playwright, axe-core, the journal rea
 from __future__ import annotations
 
 import io
+import os
 import re
+import time
 import wave
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ from typing import Any
 import httpx
 
 from appliance.desktop.seeing.taught import TaughtTarget
+from appliance.health.heartbeat import Beat, heartbeat_path, write_beat
 from appliance.journal.application import Journal
 from appliance.journal.store import voice_profile_path
 from appliance.voice.audio.pcm import PIPELINE_RATE
@@ -28,7 +31,7 @@ NEW_PAGES = ("/voice", "/taught", "/voice/take/1/audio", "/voice/take/1/delete",
              "/voice/phrase/1/delete", "/voice/delete-all", "/taught/0123abcd4567/remove",
              "/taught/name/0123abcd4567/remove")
 NEW_FORMS = ("/voice/take/1/delete", "/voice/take/1/approve", "/voice/phrase/1/delete",
-             "/voice/delete-all", "/taught/0123abcd4567/remove",
+             "/voice/delete-all", "/voice/enrol", "/taught/0123abcd4567/remove",
              "/taught/name/0123abcd4567/remove")
 
 
@@ -84,7 +87,7 @@ def test_the_voice_page_lists_plays_approves_and_deletes_and_journals_who(
             page = _paired_phone(p, server)
             # Nothing enrolled: the page says how to enrol, and that nothing leaves the device.
             page.get_by_role("link", name="Voice", exact=True).click()
-            expect(page.locator("h2")).to_have_text("Nothing is enrolled yet")
+            expect(page.locator("h2").first).to_have_text("Nothing is enrolled yet")
             expect(page.locator("main")).to_contain_text("learn my voice")
             expect(page.locator("main")).to_contain_text("appliance enroll --wake A.wav")
             expect(page.locator("main")).to_contain_text("These recordings never leave this device")
@@ -157,7 +160,7 @@ def test_the_voice_page_lists_plays_approves_and_deletes_and_journals_who(
             _fits_and_passes(page, shots, "voice-delete-all")
             page.get_by_role("button", name="Yes, delete every recording").click()
             expect(page.get_by_role("status")).to_contain_text("Every recording")
-            expect(page.locator("h2")).to_have_text("Nothing is enrolled yet")
+            expect(page.locator("h2").first).to_have_text("Nothing is enrolled yet")
             assert profile.takes() == []
             page.context.browser.close()
         removed = [(e["data"]["phrase"], e["data"]["takes"], e["data"]["by"])
@@ -177,6 +180,42 @@ def test_the_voice_page_lists_plays_approves_and_deletes_and_journals_who(
     said = server.proc.stderr.read() if server.proc.stderr else ""
     for words in ("juniper", "urgent", "click send", "RIFF"):
         assert words not in said, said
+
+
+def test_a_caregiver_starts_learning_the_voice_at_the_kiosk_only_while_it_listens(
+        tmp_path: Path) -> None:
+    """The page hands the kiosk its request (the kiosk's side: test_voice_profile.py); with no
+    kiosk listening it says so and hands nothing over, so that no request waits to surprise the
+    person later."""
+    from playwright.sync_api import expect, sync_playwright
+
+    server = _start(tmp_path)
+    request = server.runtime / "appliance" / "learn-voice"
+    start = "Start learning the person's voice at the kiosk"
+    try:
+        with sync_playwright() as p:
+            page = _paired_phone(p, server)
+            page.goto(server.url + "/voice")
+            page.get_by_role("button", name=start).click()
+            expect(page.locator("h1")).to_have_text("The kiosk is not listening")
+            expect(page.locator("main")).to_contain_text("Nothing was started.")
+            _fits_and_passes(page, tmp_path / "screens", "voice-enrol-refused")
+            assert not request.exists()
+            # The kiosk's heartbeat, as a running kiosk writes it: listening now.
+            now = time.time()
+            write_beat(heartbeat_path(server.store.parent),
+                       Beat(at=now, state="listening", since=now - 60, heard_at=now,
+                            level_dbfs=-60.0, pid=os.getpid()))
+            page.get_by_role("link", name="Back to the person's voice").click()
+            page.get_by_role("button", name=start).click()
+            expect(page).to_have_url(server.url + "/voice?done=asked")
+            expect(page.get_by_role("status")).to_contain_text("The kiosk is asking the person now")
+            _fits_and_passes(page, tmp_path / "screens", "voice-enrol-asked")
+            page.context.browser.close()
+        assert request.read_text() == "Carol\n"
+        assert request.stat().st_mode & 0o777 == 0o600
+    finally:
+        _stop(server)
 
 
 def _target(target_id: str, app: str, name: str, turn: str) -> TaughtTarget:

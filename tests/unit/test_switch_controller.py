@@ -51,6 +51,7 @@ class Kiosk:
         self.panel: list[PanelState] = []
         self.mic: list[Listen] = []
         self.mic_at: list[float] = []
+        self.learned = 0  # times "Learn my voice" was chosen
         self.wall = 1_000_000.0
         self.now = 0.0
         self.controller = SwitchController(
@@ -60,9 +61,13 @@ class Kiosk:
             speak=self.said.append,
             show=self.panel.append,
             listen=self.listen,
+            learn_voice=self.learn_voice,
             clock=lambda: self.wall,
             device="test switch",
         )
+
+    def learn_voice(self) -> None:
+        self.learned += 1
 
     def screen(self) -> AbstractContextManager[Desktop]:
         return nullcontext(self.desktop)
@@ -165,7 +170,8 @@ def test_scan_offers_each_item_for_the_interval_and_stops_after_the_loops(tmp: P
     k.wait(60)
     assert not k.controller.scanner.active and k.said[-1] == STOPPED
     offers = [s for s in k.said if s != STOPPED]
-    top = [CONTROLS, "Contacts", "Speak a command", "Undo", "Cancel", "Stop scanning"]
+    top = [CONTROLS, "Contacts", "Speak a command", "Undo", "Cancel", "Learn my voice",
+           "Stop scanning"]
     assert offers == top * 2
     assert k.mode() == "idle"
 
@@ -355,6 +361,12 @@ def test_fixed_items(tmp: Path) -> None:
     k.tap(2)  # cancel listening
     k.tap()
     for _ in range(5):
+        k.tap(2)
+    assert k.offered() == "Learn my voice"
+    k.tap()
+    assert k.learned == 1 and not k.controller.scanner.active
+    k.tap()
+    for _ in range(6):
         k.tap(2)
     assert k.offered() == "Stop scanning"
     k.tap()

@@ -117,6 +117,7 @@ def test_messages_menu_groups_by_container_and_ends_with_fixed_items() -> None:
         "Speak a command",
         "Undo",
         "Cancel",
+        "Learn my voice",
         "Stop scanning",
     ]
     window = menu.items[0].submenu
@@ -146,7 +147,7 @@ def test_messages_menu_groups_by_container_and_ends_with_fixed_items() -> None:
     ]
     assert menu.items[3].intent == Undo(words="undo")
     assert menu.items[4].intent == Cancel(words="cancel")
-    assert (menu.items[2].command, menu.items[5].command) == ("talk", "stop")
+    assert [i.command for i in menu.items[2:]] == ["talk", None, None, "learn_voice", "stop"]
 
 
 def test_radio_menu_slider_and_combo_box_get_sub_menus() -> None:

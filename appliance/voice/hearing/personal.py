@@ -142,15 +142,23 @@ class PersonalHearing:
     # -- enrolment at the kiosk ------------------------------------------------------------
 
     def _start_enrolling(self, heard: Transcript) -> Transcript:
-        """"Learn my voice": the phrases still to take, the first said, speech waited for longer."""
+        """"Learn my voice" said: enrolment begins, and the words are no turn."""
+        self.start_enrolling()
+        return Transcript("", None, heard.stt_ms, heard.audio_s)
+
+    def start_enrolling(self) -> None:
+        """The phrases still to take, the first said, speech waited for longer (on the hearing
+        thread: said, or asked for from the switch or the caregiver's page)."""
         assert self.say is not None
+        if self._enrolling is not None:
+            self.say(self._enrolling.prompt())
+            return
         enrolling = Enrolling.plan(self.profile, self.recognizer.wake_phrase,
                                    self._commands_to_enrol())
         self.say(enrolling.opening())
         if not enrolling.done:
             self._enrolling = enrolling
             self._tell_vad(ENROLLING_STOP_S)
-        return Transcript("", None, heard.stt_ms, heard.audio_s)
 
     def _commands_to_enrol(self) -> list[str]:
         """The person's most said commands that the grammar can say, then the starting set."""

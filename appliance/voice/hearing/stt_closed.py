@@ -77,6 +77,15 @@ class ClosedSetSTTService(WhisperSTTService):
         if self.personal is not None:
             self.personal.say = say
 
+    def start_enrolling(self) -> bool:
+        """Enrolment begun from outside the voice (the switch, the caregiver's page), on the
+        hearing thread; False when there is no profile to enrol into, or no way to speak."""
+        personal = self.personal
+        if personal is None or personal.say is None:
+            return False
+        self._hearing.submit(_quietly_run, personal.start_enrolling)
+        return True
+
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         self._loop = asyncio.get_running_loop()
         if isinstance(frame, SpeculateFrame) and self.personal and self.personal.enrolling:
@@ -154,3 +163,11 @@ def _quietly(score: Callable[[bytes], float], pcm: bytes) -> None:
         score(pcm)
     except Exception as e:
         log.warning("the wake spotter failed early: %s", e)
+
+
+def _quietly_run(start: Callable[[], None]) -> None:
+    """Enrolment that cannot start is logged: the person goes on being heard."""
+    try:
+        start()
+    except Exception as e:
+        log.warning("enrolment could not start: %s", e)

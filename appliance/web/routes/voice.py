@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from appliance.audit.days import zone_name
 from appliance.voice.hearing.profile import Take, VoiceProfile
+from appliance.web.handoff import post_note
 from appliance.web.shared import CanChange, Caregiver, State, WebState, can_change, page
 from appliance.web.voice import PhraseRow, phrases, wav_of
 
@@ -22,6 +23,9 @@ DONE = {
     "all": "Every recording of the person's voice was deleted from this device.",
     "approved": "The take is used from now on.",
     "gone": "That was no longer there, so nothing was changed.",
+    "asked": ("The kiosk is asking the person now: it says each phrase, and they say it back a "
+              "few times. Saying \u201cstop\u201d ends it; asking again goes on where it "
+              "stopped."),
 }
 NO_PROFILE = ("This is the care home's server: the person's voice is kept on their own device "
               "only, so there is nothing to show here.")
@@ -65,6 +69,20 @@ async def voice(request: Request, web: State, who: Caregiver) -> Response:
                 done=DONE.get(request.query_params.get("done", ""), ""),
                 wake_phrase=web.journal.settings().wake_phrase, zone=zone_name(web.zone),
                 no_profile=NO_PROFILE)
+
+
+@router.post("/voice/enrol", response_class=HTMLResponse)
+async def enrol(request: Request, web: State, who: CanChange) -> Response:
+    """Enrolment at the kiosk begun from here: only while the kiosk is listening, so that a
+    request never waits to surprise the person later."""
+    kiosk = web.kiosk()
+    if web.enrol is None or kiosk is None or not kiosk.ok:
+        now = kiosk.headline if kiosk is not None else "There is no kiosk here"
+        return page(request, "message.html", 409, who=who, title="The kiosk is not listening",
+                    message=f"{now}: it can learn the person's voice only while it listens. "
+                    "Nothing was started.", back=("/voice", "Back to the person's voice"))
+    post_note(web.enrol, who.name)
+    return _done("asked")
 
 
 @router.get("/voice/take/{take_id}/audio")
