@@ -220,22 +220,24 @@ class DeviceVM:
         if not pushed.ok:
             raise VMError(f"could not copy {path} into the guest: {pushed.err.strip()}")
 
-    def say(self, words: str, name: str) -> float:
-        """Say `words` into the guest's microphone (Piper's voice here, aplay into ALSA's
-        loopback there); returns the guest's monotonic clock when the audio ended."""
+    def say(self, words: str | bytes, name: str) -> float:
+        """Say `words` into the guest's microphone (Piper's voice here, or PCM16 at 16 kHz
+        already spoken; aplay into ALSA's loopback there); returns the guest's monotonic clock
+        when the audio ended."""
         from appliance.voice.audio.pcm import PIPELINE_RATE, Pcm, write_wav
         from appliance.voice.commands import speech_pcm
 
         wav = self.work / f"{name}.wav"
         gap = bytes(PIPELINE_RATE // 5 * 2)  # 0.2 s of silence either side, as a person pauses
-        write_wav(wav, Pcm(gap + speech_pcm(words) + gap, PIPELINE_RATE))
+        spoken = speech_pcm(words) if isinstance(words, str) else words
+        write_wav(wav, Pcm(gap + spoken + gap, PIPELINE_RATE))
         self.put(f"/tmp/{name}.wav", wav.read_bytes())
         played = self.sh(f"aplay -q -D plughw:Loopback,1,0 /tmp/{name}.wav", timeout=60)
         if not played.ok:
             raise VMError(f"aplay failed in the guest: {played.err.strip()}")
         return self.monotonic()
 
-    def say_until(self, words: str, name: str, done: Callable[[], bool], tries: int = 3,
+    def say_until(self, words: str | bytes, name: str, done: Callable[[], bool], tries: int = 3,
                   wait_s: float = 120, answered_s: float = 120, every_s: float = 5) -> bool:
         """Say it again, as a person would, while it is not done: the first time may fall while
         the appliance is still saying "Ready." (its microphone is muted while it speaks). A

@@ -22,7 +22,7 @@ from typing import Any, Literal
 import yaml
 
 from appliance.voice.audio.pcm import PIPELINE_RATE
-from appliance_lab.bench.spoken.conditions import Condition
+from appliance_lab.bench.spoken.conditions import CONDITIONS
 from appliance_lab.bench.spoken.corpus import Part, load_part, noise_for
 from appliance_lab.bench.spoken.false_accepts import noise_clip
 from appliance_lab.bench.spoken.personal import (
@@ -48,13 +48,7 @@ NOISE_SHARE = 0.1
 SCENE = "messages"
 VERSION = 1
 FaArm = Literal["before", "after"]
-FA_CONDITIONS = (
-    Condition(name="clean"),
-    Condition(name="snr20", snr_db=20),
-    Condition(name="snr10", snr_db=10),
-    Condition(name="snr5", snr_db=5),
-    Condition(name="reverb", reverb=70),
-)
+FA_CONDITIONS = CONDITIONS  # the corpus's rooms: clean, 20/10/5 dB, reverberant
 FA_VARIANTS: tuple[Variant, ...] = (*ENROL["normal"][:3], *TEST["normal"])
 """The rates and pitches the voices read at (no slow speech: see personal-templates.md)."""
 
