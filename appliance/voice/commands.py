@@ -51,6 +51,7 @@ class VoiceControls:
     say: Callable[[str], None]  # said as a reply is, the microphone muted meanwhile
     enrol: Callable[[], bool]  # "learn my voice" begun; False: there is no profile to enrol into
 
+
 log = logging.getLogger(__name__)
 
 _ENGINES: dict[str, Engines] = {}
