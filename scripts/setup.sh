@@ -54,6 +54,7 @@ APT_dev=(
     festival flite festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts
     # switch access: the status panel's screenshots are read back with OCR in the tests
     tesseract-ocr tesseract-ocr-eng
+    fonts-dejavu-core  # a known font for the images the seeing tests draw and read back
 )
 
 # Extras this run needs, e.g. EXTRAS=dev,voice,desktop,llm (`make demo` and `make test` name

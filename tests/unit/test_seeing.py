@@ -9,7 +9,7 @@ from PIL import Image, ImageDraw
 
 from appliance.desktop.model import Node, Snapshot
 from appliance.desktop.seeing.fingerprint import BLANK, average_hash, distance, same
-from appliance.desktop.seeing.ocr import Word, clean, phrases
+from appliance.desktop.seeing.ocr import Word, clean, phrases, without_secrets
 from appliance.desktop.seeing.taught import (
     LOOKS_CHANGED,
     SEEN_ROLE,
@@ -108,3 +108,16 @@ def test_taught_targets_come_back_only_as_the_chain_vouches(tmp_path: Path) -> N
         db.execute("UPDATE stored_events SET state=? WHERE rowid=?",
                    (bytes(state).replace(b"Save", b"Send"), rowid))
     assert Journal(store).taught_targets() == []
+
+
+def test_what_a_password_label_shows_beside_or_under_it_is_never_read() -> None:
+    """A window with no tree cannot say which field is secret: the label's neighbours are."""
+    beside = phrases((_word("Name", 0), _word("Ada", 100), _word("Password", 0, line=2),
+                      _word("hunter2", 100, line=2), _word("Show", 200, line=2)))
+    assert [p.text for p in without_secrets(beside)] == ["Name", "Ada", "Password", "Show"]
+    under = phrases((_word("PIN", 0), _word("4821", 0, line=2), _word("Next", 0, line=3)))
+    assert [p.text for p in without_secrets(under)] == ["PIN", "Next"]
+    inline = phrases((_word("Password:", 0), _word("hunter2", 80), _word("Pin", 0, line=2),
+                      _word("to", 28, line=2), _word("top", 48, line=2)))
+    assert [(p.text, len(p.words)) for p in without_secrets(inline)] == [
+        ("Password:", 1), ("Pin to top", 3)]

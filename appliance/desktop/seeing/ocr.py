@@ -26,6 +26,9 @@ TIMEOUT_S = 10.0
 # PSM 11 finds sparse text in any order, as a window's labels are; one thread, since OpenMP's
 # start-up costs more than it saves on a window-sized image (measured: about half the time).
 CONFIG = "--psm 11 --oem 1"
+_SECRET = r"\b(?:pass ?word|passcode|pin(?: code)?|secret|security code|cvv|cvc)\b"
+_SECRET_LABEL = re.compile(rf"^.*{_SECRET}\s*:?$", re.IGNORECASE)
+_SECRET_AND_VALUE = re.compile(rf"^(.*{_SECRET}\s*:)\s*\S", re.IGNORECASE)
 _EDGES = "|[]{}_‘’'\"`~"
 _ALNUM = re.compile(r"\w")
 _SYMBOLS = frozenset("+-×÷*/=%().")
@@ -79,8 +82,8 @@ def read_image(image: Image, scale: int = SCALE) -> Reading:
                                          output_type=pytesseract.Output.DICT)
     except (pytesseract.TesseractNotFoundError, pytesseract.TesseractError, RuntimeError):
         raise DesktopError("I couldn't read the screen: tesseract did not answer.") from None
-    words = tuple(_words(data, scale))
-    return Reading(words, phrases(words))
+    shown = without_secrets(phrases(tuple(_words(data, scale))))
+    return Reading(tuple(w for p in shown for w in p.words), shown)
 
 
 def _words(data: dict[str, list[Any]], scale: int) -> list[Word]:
@@ -147,3 +150,29 @@ def reading_order(items: list[Phrase]) -> list[Phrase]:
         else:
             rows.append([p])
     return [p for row in rows for p in sorted(row, key=lambda p: p.box[0])]
+
+
+def without_secrets(read: tuple[Phrase, ...]) -> tuple[Phrase, ...]:
+    """What a password's label shows beside or under it is never read. A window with no tree
+    cannot say which field is secret, so the label's nearest neighbour to the right on its row,
+    and the nearest below it, are taken for one ("Password: hunter2" keeps "Password:")."""
+    hidden: set[int] = set()
+    kept = list(read)
+    for i, p in enumerate(read):
+        cut = _SECRET_AND_VALUE.match(p.text)
+        if cut is not None:
+            kept[i] = _phrase(list(p.words[: len(cut.group(1).split())]))
+            continue
+        if not _SECRET_LABEL.match(p.text):
+            continue
+        x, y, w, h = p.box
+        middle = y + h / 2
+        beside = [j for j, q in enumerate(read) if q.box[0] >= x + w
+                  and q.box[1] <= middle < q.box[1] + q.box[3]]
+        under = [j for j, q in enumerate(read) if y + h <= q.box[1] <= y + h + 3 * h
+                 and q.box[0] < x + w and x < q.box[0] + q.box[2]]
+        for near in (beside, under):
+            if near:
+                hidden.add(min(near, key=lambda j: abs(read[j].box[0] - x)
+                               + abs(read[j].box[1] - y)))
+    return tuple(p for i, p in enumerate(kept) if i not in hidden)
