@@ -37,7 +37,7 @@ from appliance.switch.model import Edge, Press
 from appliance.switch.talk import PushToTalk, TalkingSink
 from appliance.systemd_notify import ServiceNotifier
 from appliance.turn import Outcome
-from appliance.voice.sink import Reply, TurnSink, Utterance
+from appliance.voice.sink import EnrolAction, Reply, TurnSink, Utterance
 from appliance.web.handoff import CodeWatch, NoteWatch, spoken_code
 
 if TYPE_CHECKING:
@@ -162,7 +162,7 @@ class Kiosk:
         self.pairing = CodeWatch(pairing_file) if pairing_file else None
         self.notes = NoteWatch(notes_file) if notes_file else None
         self.enrol_requests = NoteWatch(enrol_file) if enrol_file else None
-        self.enrol: Callable[[], bool] | None = None  # set once the voice pipeline runs
+        self.voice: VoiceControls | None = None  # set once the voice pipeline runs
         self.on_notice = on_notice
         self.lock = threading.RLock()
         self.settings = journal.settings()
@@ -177,7 +177,8 @@ class Kiosk:
             speak=lambda text: self.speak(text),
             show=self.feed.show,
             listen=push_to_talk(self.talk),
-            learn_voice=lambda: self.start_enrolment("the person"),
+            learn_voice=self.learn_voice,
+            learning_voice=lambda: "off" if self.voice is None else self.voice.enrolment(),
             device=SWITCH_DEVICE,
         )
         self.input: SwitchInput | None = None
@@ -200,7 +201,7 @@ class Kiosk:
                 log.info("not spoken: %s", text)
 
         self.speak = speak
-        self.enrol = voice.enrol
+        self.voice = voice
 
     def sink(self, inner: TurnSink) -> KioskSink:
         return KioskSink(
@@ -310,20 +311,19 @@ class Kiosk:
     def check_enrol_request(self) -> None:
         """A caregiver's "learn her voice now" from the web page, met once the voice runs. One
         the kiosk was not running to hear is dropped: hours later it would surprise the person."""
-        if self.enrol is None or self.enrol_requests is None:
+        if self.voice is None or self.enrol_requests is None:
             return
         by = self.enrol_requests.take(newer_than=time.time() - ENROL_REQUEST_S)
         if by is not None:
-            self.start_enrolment(by)
-
-    def start_enrolment(self, by: str) -> None:
-        """"Learn my voice" asked for by a caregiver (`by`) or from the switch menu."""
-        if self.enrol is None:
-            self.speak(NO_VOICE_TO_LEARN)
-            return
-        if by != "the person":
             self.speak(f"{' '.join(by.split())[:60]} asked me to learn your voice.")
-        if not self.enrol():
+            self.learn_voice("start")
+
+    def learn_voice(self, action: EnrolAction) -> None:
+        """Learning the person's voice started, paused, skipped on or stopped (the switch's
+        choices; a caregiver's request starts it)."""
+        if self.voice is None:
+            self.speak(NO_VOICE_TO_LEARN)
+        elif not self.voice.enrol(action):
             self.speak(CANNOT_ENROL)
 
     def _tick(self) -> None:

@@ -22,11 +22,12 @@ from appliance.panel.state import Mode, PanelState
 from appliance.session import TurnReport
 from appliance.settings import Settings
 from appliance.switch.meaning import Meaning, Moment, meaning_of
-from appliance.switch.menu import Menu, MenuItem, options_menu, scan_menu
+from appliance.switch.menu import Command, Menu, MenuItem, learning_menu, options_menu, scan_menu
 from appliance.switch.model import Edge, Press
 from appliance.switch.scan import Offer, Scanner, ScanTiming, Stopped
 from appliance.switch.talk import PushToTalk
 from appliance.turn import Turn
+from appliance.voice.sink import EnrolAction, EnrolState
 from appliance.wiring import new_session
 
 DesktopFactory = Callable[[], AbstractContextManager[Desktop]]
@@ -37,6 +38,11 @@ heard, or drop it. `push_to_talk` turns these into calls on the voice side's `Pu
 NO_JOURNAL = "I can't write to my journal, so I did nothing."
 STOPPED = "Scanning stopped."
 NO_VOICE_TO_LEARN = "I can learn a voice only while I listen to the microphone."
+LEARNING: dict[Command, EnrolAction] = {
+    "learn_voice": "start", "pause_learning": "pause", "skip_phrase": "skip",
+    "stop_learning": "stop",
+}
+"""The switch menu's choices that steer learning the person's voice."""
 YES_HINT = "Press for yes."
 QUESTION_POLL_S = 1.0
 
@@ -53,18 +59,21 @@ class SwitchController:
         speak: Callable[[str], None],
         show: Callable[[PanelState], None],
         listen: Callable[[Listen, float], None] | None = None,
-        learn_voice: Callable[[], None] | None = None,
+        learn_voice: Callable[[EnrolAction], None] | None = None,
+        learning_voice: Callable[[], EnrolState] = lambda: "off",
         clock: Callable[[], float] = time.time,
         device: str = "switch",
     ) -> None:
-        """`learn_voice`: enrolment at the kiosk begun ("Learn my voice" in the menu)."""
+        """`learn_voice`: enrolment at the kiosk started, paused, skipped on or stopped;
+        `learning_voice`: whether it is going on now."""
         self.journal = journal
         self.desktop = desktop
         self.planner = planner
         self.speak = speak
         self.show = show
         self.listen = listen or (lambda _action, _t: None)
-        self.learn_voice = learn_voice or (lambda: self._say(NO_VOICE_TO_LEARN))
+        self.learn_voice = learn_voice or (lambda _action: self._say(NO_VOICE_TO_LEARN))
+        self.learning_voice = learning_voice
         self.clock = clock
         self.device = device
         self.settings: Settings = journal.settings()
@@ -136,7 +145,7 @@ class SwitchController:
             return "scanning"
         pending = self._refresh_question()
         if pending is None:
-            return "idle"
+            return "idle" if self.learning_voice() == "off" else "enrolling"
         return "choosing" if pending.asks_which else "confirming"
 
     # -- inside: input -----------------------------------------------------------------
@@ -209,14 +218,23 @@ class SwitchController:
                 self.scanner.stop()
                 self._from_scan = False
                 self._say(STOPPED)
+            case "enrol_pause":
+                self.learn_voice("start" if self.learning_voice() == "paused" else "pause")
+            case "enrol_skip":
+                self.learn_voice("skip")
+            case "enrol_stop":
+                self.learn_voice("stop")
 
     # -- inside: scanning --------------------------------------------------------------
 
     def _scan(self, t: float) -> None:
         self.scanner = Scanner(ScanTiming.from_settings(self.settings))
         pending = self.journal.pending_turn()
+        learning = self.learning_voice()
         if pending is not None and pending.asks_which:
             menu = options_menu(pending.prompt, pending.options)
+        elif learning != "off":
+            menu = learning_menu(paused=learning == "paused")
         else:
             try:
                 with self.desktop() as screen:
@@ -239,9 +257,9 @@ class SwitchController:
         elif item.command == "talk":
             self.scanner.stop()
             self._talk("start", t)
-        elif item.command == "learn_voice":
+        elif item.command in LEARNING:
             self.scanner.stop()
-            self.learn_voice()
+            self.learn_voice(LEARNING[item.command])
         elif item.intent is not None:
             self.scanner.stop()
             self._from_scan = True

@@ -11,8 +11,11 @@ from typing import Literal
 from appliance.settings import Settings
 from appliance.switch.model import Edge, Press
 
-Moment = Literal["idle", "listening", "speaking", "confirming", "choosing", "scanning"]
-"""confirming: a yes/no question is open; choosing: a which-one question is open."""
+Moment = Literal[
+    "idle", "listening", "speaking", "confirming", "choosing", "scanning", "enrolling"
+]
+"""confirming: a yes/no question is open; choosing: a which-one question is open; enrolling:
+the person's voice is being learned (taking phrases, or paused)."""
 
 Meaning = Literal[
     "talk_start",
@@ -26,8 +29,12 @@ Meaning = Literal[
     "scan_select",
     "scan_hold",
     "scan_stop",
+    "enrol_pause",
+    "enrol_skip",
+    "enrol_stop",
     "none",
 ]
+"""enrol_pause pauses learning the voice, or goes on when it is paused."""
 
 
 def meaning_of(item: Press | Edge, moment: Moment, settings: Settings) -> Meaning:
@@ -56,7 +63,9 @@ def _tap(switch: int, moment: Moment, settings: Settings) -> Meaning:
             return "scan_start" if first else "no"
         case "listening":
             return "talk_stop" if first else "cancel"
-    # idle or speaking (a press interrupts the voice)
+        case "enrolling" if settings.scan_mode == "off":
+            return "enrol_pause" if first else "enrol_skip"
+    # idle, speaking (a press interrupts the voice), or enrolling with scanning on (its menu)
     if settings.scan_mode != "off":
         return "scan_start"
     if first and settings.switch_talk == "tap":
@@ -71,6 +80,8 @@ def _long_hold(moment: Moment, settings: Settings) -> Meaning:
         return "none"  # still talking: a long sentence is not a cancel
     if moment == "scanning":
         return "scan_stop"
+    if moment == "enrolling":
+        return "enrol_stop"
     if moment in ("confirming", "choosing", "listening"):
         return "cancel"
     return "undo" if settings.switch_long_hold == "cancel_or_undo" else "none"

@@ -30,7 +30,8 @@ from appliance.panel.state import Bounds
 TOGGLE_ROLES = roles.SCAN_TOGGLE_ROLES
 ITEM_ROLES = roles.SCAN_ITEM_ROLES
 TEXT_ROLES = roles.SCAN_TEXT_ROLES
-Command = Literal["talk", "stop", "back", "learn_voice"]
+Command = Literal["talk", "stop", "back", "learn_voice", "pause_learning", "skip_phrase",
+                  "stop_learning"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,17 @@ LEARN_VOICE = MenuItem("Learn my voice", command="learn_voice")
 STOP = MenuItem("Stop scanning", command="stop")
 BACK = MenuItem("Back", command="back")
 FIXED = (SPEAK, UNDO, CANCEL, LEARN_VOICE, STOP)
+PAUSE_LEARNING = MenuItem("Pause learning my voice", command="pause_learning")
+GO_ON_LEARNING = MenuItem("Go on learning my voice", command="learn_voice")
+SKIP_PHRASE = MenuItem("Skip this phrase", command="skip_phrase")
+STOP_LEARNING = MenuItem("Stop learning my voice", command="stop_learning")
+
+
+def learning_menu(paused: bool) -> Menu:
+    """What the switch offers while the person's voice is being learned."""
+    if paused:
+        return Menu("Learning my voice, paused", (GO_ON_LEARNING, STOP_LEARNING, STOP))
+    return Menu("Learning my voice", (PAUSE_LEARNING, SKIP_PHRASE, STOP_LEARNING, STOP))
 
 
 def scan_menu(snapshot: Snapshot) -> Menu:

@@ -28,7 +28,7 @@ from appliance.voice.pipeline.run import VoiceStats, run_pipeline
 from appliance.voice.pipeline.speech_output import SpeechOutput, SpeechSink
 from appliance.voice.pipeline.turns import TurnProcessor
 from appliance.voice.pipeline.vad_step import TrackedVADProcessor
-from appliance.voice.sink import Reply, TurnSink, Utterance
+from appliance.voice.sink import EnrolAction, EnrolState, Reply, TurnSink, Utterance
 
 if TYPE_CHECKING:
     from appliance.voice.hearing.profile import VoiceProfile
@@ -41,7 +41,9 @@ class SpeakingSTT(Protocol):
 
     def set_speaker(self, say: Callable[[str], None]) -> None: ...
 
-    def start_enrolling(self) -> bool: ...
+    def enrol(self, action: EnrolAction) -> bool: ...
+
+    def enrolment(self) -> EnrolState: ...
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,9 @@ class VoiceControls:
     """What the running pipeline offers the rest of the kiosk, each safe from any thread."""
 
     say: Callable[[str], None]  # said as a reply is, the microphone muted meanwhile
-    enrol: Callable[[], bool]  # "learn my voice" begun; False: there is no profile to enrol into
+    # Learning the voice started, paused, skipped on or stopped; False: no profile to enrol into.
+    enrol: Callable[[EnrolAction], bool]
+    enrolment: Callable[[], EnrolState]  # whether the voice is being learned now
 
 
 log = logging.getLogger(__name__)
@@ -274,7 +278,9 @@ async def _run_speaking(
     for processor in speaking:  # the STT says enrolment's prompts
         processor.set_speaker(say)
     if on_controls is not None:
-        on_controls(VoiceControls(say, lambda: any(p.start_enrolling() for p in speaking)))
+        on_controls(VoiceControls(
+            say, lambda action: any(p.enrol(action) for p in speaking),
+            lambda: next((s for p in speaking if (s := p.enrolment()) != "off"), "off")))
     await run_pipeline(feeder, processors, live, loaded.speaker.rate)
 
 

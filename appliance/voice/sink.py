@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 from appliance.desktop.roles import SPOKEN_NUMBER_ROLES
 
 if TYPE_CHECKING:
     from appliance.desktop.model import Snapshot
+
+
+EnrolAction = Literal["start", "pause", "skip", "stop"]
+"""What learning the person's voice is asked to do from outside the voice (the switch, the page)."""
+EnrolState = Literal["off", "taking", "paused"]
+"""Whether the voice is being learned now: takes heard, or paused where it was."""
 
 
 @dataclass(frozen=True)

@@ -281,3 +281,61 @@ def test_a_caregivers_request_starts_learning_and_a_stale_one_is_dropped(
         for take in VoiceProfile(profile_path(kiosk.store)).takes():
             counts[take.phrase] = counts.get(take.phrase, 0) + 1
         assert counts == ({} if stale else {"hey juniper": 5, "yes": 3})
+
+
+def test_the_switch_pauses_skips_and_stops_learning_the_voice(tmp_path: Path) -> None:
+    """What the switch's choices ask (switch/controller.py) done by the person's hearing, with
+    Whisper and openWakeWord: paused, takes wait and speech is heard as usual; going on asks
+    the same phrase; a skipped phrase is left; a stop keeps, and journals, what was taken."""
+    from appliance.voice.commands import engines
+    from appliance.voice.hearing.closed_set import closed_set
+    from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
+    from appliance.voice.hearing.enrolling import SKIPPED
+    from appliance.voice.hearing.personal import GOING_ON, PAUSED, PersonalHearing, PersonalOptions
+
+    loaded = engines("whisper")
+    assert loaded.whisper is not None
+    said: list[str] = []
+    waits: list[float] = []
+    enrolled: list[tuple[str, str, int]] = []
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    hearing = PersonalHearing(
+        profile, ClosedWhisperRecognizer(loaded.whisper), lambda *a: None, waits.append,
+        PersonalOptions(on_enrolled=lambda *e: enrolled.append(e)))
+    hearing.say = said.append
+    sentences = closed_set(("Send",), ("Send",), ("Send",))
+
+    def take(text: str, rate: int) -> None:
+        assert hearing.enrolling
+        hearing.enrol_take(espeak(text, rate), sentences, ["Send"])
+
+    hearing.control("start")
+    assert hearing.enrolment == "taking" and said[-1].endswith("Say: hey juniper.")
+    for rate in (140, 165):
+        take("hey juniper", rate)
+    hearing.control("pause")
+    assert said[-1] == PAUSED and hearing.enrolment == "paused" and not hearing.enrolling
+    assert waits[-1] == 0.35, "paused: the wait after speech is the usual one"
+    heard = hearing.hear(espeak("hey juniper", 150), sentences, over_reply=False)
+    assert heard is None, "two wake takes are no phrase to hear by yet"
+    hearing.control("pause")  # pressed twice: still paused, nothing said again
+    assert said[-1] == PAUSED and len([s for s in said if s == PAUSED]) == 1
+    hearing.control("start")
+    assert said[-1] == f"{GOING_ON} Say: hey juniper." and hearing.enrolling
+    for rate in (150, 175, 190):
+        take("hey juniper", rate)
+    assert enrolled == [("hey juniper", "wake", 5)] and said[-1] == "Say: yes."
+    take("yes", 150)
+    hearing.control("skip")
+    assert said[-1] == f"{SKIPPED} Say: no."
+    assert enrolled[-1] == ("yes", "command", 1), "a skipped phrase keeps the take it has"
+    take("no", 150)
+    hearing.control("stop")
+    assert said[-1].startswith("Thank you. I learned 3 phrases") and hearing.enrolment == "off"
+    assert enrolled[-1] == ("no", "command", 1)
+    counts: dict[str, int] = {}
+    for kept in profile.takes():
+        counts[kept.phrase] = counts.get(kept.phrase, 0) + 1
+    assert counts == {"hey juniper": 5, "yes": 1, "no": 1}
+    hearing.control("skip")  # nothing is being learned: nothing happens
+    assert said[-1].startswith("Thank you.") and hearing.enrolment == "off"

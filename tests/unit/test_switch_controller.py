@@ -33,6 +33,7 @@ from appliance.switch.gestures import Gestures
 from appliance.switch.model import Edge, Gesture, Press
 from appliance.switch.talk import PushToTalk
 from appliance.turn import Turn
+from appliance.voice.sink import EnrolAction, EnrolState
 from tests.scenes import messages
 
 CONTROLS = "Message, Urgent and 3 more"
@@ -51,7 +52,8 @@ class Kiosk:
         self.panel: list[PanelState] = []
         self.mic: list[Listen] = []
         self.mic_at: list[float] = []
-        self.learned = 0  # times "Learn my voice" was chosen
+        self.learning: EnrolState = "off"  # as the voice side would say
+        self.asked: list[EnrolAction] = []  # what learning the voice was asked to do
         self.wall = 1_000_000.0
         self.now = 0.0
         self.controller = SwitchController(
@@ -62,12 +64,16 @@ class Kiosk:
             show=self.panel.append,
             listen=self.listen,
             learn_voice=self.learn_voice,
+            learning_voice=lambda: self.learning,
             clock=lambda: self.wall,
             device="test switch",
         )
 
-    def learn_voice(self) -> None:
-        self.learned += 1
+    def learn_voice(self, action: EnrolAction) -> None:
+        self.asked.append(action)
+        after: dict[EnrolAction, EnrolState] = {
+            "start": "taking", "pause": "paused", "skip": self.learning, "stop": "off"}
+        self.learning = after[action]
 
     def screen(self) -> AbstractContextManager[Desktop]:
         return nullcontext(self.desktop)
@@ -364,7 +370,8 @@ def test_fixed_items(tmp: Path) -> None:
         k.tap(2)
     assert k.offered() == "Learn my voice"
     k.tap()
-    assert k.learned == 1 and not k.controller.scanner.active
+    assert k.asked == ["start"] and not k.controller.scanner.active
+    k.learning = "off"  # the person said "stop" to it
     k.tap()
     for _ in range(6):
         k.tap(2)
@@ -378,6 +385,50 @@ def test_fixed_items(tmp: Path) -> None:
     assert k.offered() == "Back"
     k.tap()
     assert k.offered() == CONTROLS
+
+
+def test_while_learning_the_voice_the_scan_pauses_skips_and_stops_it(tmp: Path) -> None:
+    """Learning the person's voice takes the switch: its menu pauses, goes on, skips a phrase
+    and stops; once it has stopped the screen's menu is back."""
+    k = Kiosk(tmp, scan_mode="step")
+    k.learning = "taking"
+    k.tap()
+    assert k.controller.moment() == "scanning" and k.offered() == "Pause learning my voice"
+    k.tap(2)
+    assert k.offered() == "Skip this phrase"
+    k.tap()
+    assert k.asked == ["skip"] and not k.controller.scanner.active
+    k.tap()
+    k.tap()  # pause
+    assert k.learning == "paused" and k.controller.moment() == "enrolling"
+    k.tap()
+    assert k.offered() == "Go on learning my voice"
+    k.tap()
+    k.tap()
+    k.tap(2)
+    k.tap(2)
+    assert k.offered() == "Stop learning my voice"
+    k.tap()
+    assert k.asked == ["skip", "pause", "start", "stop"] and k.learning == "off"
+    k.tap()
+    assert k.offered() == CONTROLS, "the screen's own menu again"
+    assert [m for _s, _g, m in k.presses()][:2] == ["scan_start", "scan_next"]
+    assert ("scan_select: Skip this phrase") in [m for _s, _g, m in k.presses()]
+
+
+def test_while_learning_the_voice_without_scanning_taps_pause_and_skip(tmp: Path) -> None:
+    """With scanning off, switch 1 pauses and goes on, switch 2 skips the phrase, and a long
+    hold stops; each press journaled with what it meant. No press is taken for talking."""
+    k = Kiosk(tmp)
+    k.learning = "taking"
+    assert k.tap() == "enrol_pause" and k.learning == "paused"
+    assert k.tap() == "enrol_pause" and k.learning == "taking"
+    assert k.tap(2) == "enrol_skip"
+    assert k.press(1, "long_hold") == "enrol_stop" and k.learning == "off"
+    assert k.asked == ["pause", "start", "skip", "stop"] and k.mic == []
+    assert [m for _s, _g, m in k.presses()] == [
+        "enrol_pause", "enrol_pause", "enrol_skip", "enrol_stop"]
+    assert k.tap() == "talk_start", "a tap talks again once learning stopped"
 
 
 def test_hold_to_scan_through_real_gestures(tmp: Path) -> None:

@@ -97,28 +97,31 @@ class Enrolling:
         return (f"Thank you. I learned {count} phrase{'' if count == 1 else 's'} in your voice. "
                 "Say 'learn my voice' again any time to go on.")
 
-    def take(self, pcm: bytes) -> tuple[str, str | None]:
-        """What to say after this take, and the phrase it finished (None: none finished)."""
+    def take(self, pcm: bytes) -> str:
+        """What to say after this take: the phrase again, the next one, or the closing words."""
         current = self.phrases[0]
         try:
             self.profile.add(current.said, current.kind, pcm)
         except BadTake:
             self.tries += 1
             if self.tries < TRIES:
-                return f"{AGAIN} {self.prompt()}", None
-            return self._next(SKIPPED)
+                return f"{AGAIN} {self.prompt()}"
+            return self.skip()
         self.tries = 0
         self.learned[current.said] = self.learned.get(current.said, 0) + 1
         if current.takes > 1:
             self.phrases[0] = Phrase(current.said, current.kind, current.takes - 1)
-            return self.prompt(), None
-        said, finished = self._next("")
-        return said, current.said if finished is None else finished
+            return self.prompt()
+        return self._next("")
 
-    def _next(self, lead: str) -> tuple[str, str | None]:
+    def skip(self) -> str:
+        """The phrase asked for is left for another time; the next one is asked."""
+        return self._next(SKIPPED)
+
+    def _next(self, lead: str) -> str:
         self.phrases.pop(0)
         self.tries = 0
-        return " ".join(filter(None, [lead, self.prompt()])), None
+        return " ".join(filter(None, [lead, self.prompt()]))
 
     def stop(self) -> str:
         self.phrases.clear()

@@ -7,7 +7,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -25,6 +25,7 @@ from appliance.voice.hearing.learning import Learning
 from appliance.voice.hearing.profile import VoiceProfile
 from appliance.voice.hearing.stt_whisper import PREROLL_S, RATE, Transcript
 from appliance.voice.hearing.templates import TemplateMatch
+from appliance.voice.sink import EnrolAction, EnrolState
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,9 @@ STOP_WORDS = ("stop", "cancel", "stop that")
 """Said instead of the phrase asked for, these end enrolment (to be resumed later)."""
 ENROLLING_STOP_S = 1.2
 """Silence that ends a take while enrolling: the person's own pauses are not known yet."""
+PAUSED = ("Paused. I will listen as usual until you go on learning your voice, from the switch "
+          "or by saying 'learn my voice'.")
+GOING_ON = "Let's go on."
 
 
 @dataclass(frozen=True)
@@ -70,10 +74,18 @@ class PersonalHearing:
         self._take = 0  # the take that heard the last utterance the templates matched
         self._spotter_knows: tuple[int, bool] | None = None  # (profile generation, verdict)
         self._enrolling: Enrolling | None = None
+        self._paused = False  # the enrolment is kept where it was while the person is heard
 
     @property
     def enrolling(self) -> bool:
-        return self._enrolling is not None
+        """Whether each utterance is a take of the phrase asked for."""
+        return self._enrolling is not None and not self._paused
+
+    @property
+    def enrolment(self) -> EnrolState:
+        if self._enrolling is None:
+            return "off"
+        return "paused" if self._paused else "taking"
 
     # -- hearing ---------------------------------------------------------------------------
 
@@ -146,12 +158,31 @@ class PersonalHearing:
         self.start_enrolling()
         return Transcript("", None, heard.stt_ms, heard.audio_s)
 
+    def control(self, action: EnrolAction) -> None:
+        """Enrolment started, paused, a phrase skipped or stopped, as the switch or the
+        caregiver's page asked (on the hearing thread)."""
+        if action == "start":
+            self.start_enrolling()
+            return
+        if self._enrolling is None or (action == "pause" and self._paused):
+            return
+        if action == "pause":
+            self._pause()
+            return
+        if self._paused:  # a skip goes on with the next phrase; a stop ends it
+            self._paused = False
+            self._tell_vad(ENROLLING_STOP_S)
+        self._reply_to_take(self._enrolling, action, None)
+
     def start_enrolling(self) -> None:
         """The phrases still to take, the first said, speech waited for longer (on the hearing
         thread: said, or asked for from the switch or the caregiver's page)."""
         assert self.say is not None
         if self._enrolling is not None:
-            self.say(self._enrolling.prompt())
+            lead = GOING_ON + " " if self._paused else ""
+            self._paused = False
+            self._tell_vad(ENROLLING_STOP_S)
+            self.say(lead + self._enrolling.prompt())
             return
         enrolling = Enrolling.plan(self.profile, self.recognizer.wake_phrase,
                                    self._commands_to_enrol())
@@ -175,21 +206,37 @@ class PersonalHearing:
                    vocabulary: Sequence[str]) -> Transcript:
         """One take of the phrase asked for; "stop" (when that is not the phrase) ends it."""
         enrolling = self._enrolling
-        assert enrolling is not None and self.say is not None
+        assert enrolling is not None
         asked = enrolling.phrases[0].said
         heard = self.recognizer.transcribe(pcm, sentences, vocabulary)
         said = self.recognizer.command_words(heard.text, bool(heard.wake))
-        if said in STOP_WORDS and asked not in STOP_WORDS:
-            finished: str | None = asked if enrolling.learned.get(asked) else None
-            reply = enrolling.stop()
+        stop = said in STOP_WORDS and asked not in STOP_WORDS
+        self._reply_to_take(enrolling, "stop" if stop else "take", pcm)
+        return Transcript("", None, 0.0, len(pcm) / 2 / RATE)
+
+    def _reply_to_take(self, enrolling: Enrolling, action: Literal["take", "skip", "stop"],
+                       pcm: bytes | None) -> None:
+        """A take kept (or tried again), the phrase skipped, or the enrolment stopped: a phrase
+        left with takes kept is told of, and what comes next is said."""
+        asked = enrolling.phrases[0]
+        if action == "take" and pcm is not None:
+            reply = enrolling.take(pcm)
         else:
-            reply, finished = enrolling.take(pcm)
+            reply = enrolling.skip() if action == "skip" else enrolling.stop()
+        kept = enrolling.learned.get(asked.said, 0)
+        left = enrolling.done or enrolling.phrases[0].said != asked.said
         on_enrolled = self.options.on_enrolled
-        if finished is not None and on_enrolled is not None:
-            kind = "wake" if finished == self.recognizer.wake_phrase else "command"
-            on_enrolled(finished, kind, enrolling.learned.get(finished, 0))
+        if left and kept and on_enrolled is not None:
+            on_enrolled(asked.said, asked.kind.value, kept)
         if enrolling.done:  # the reply is its closing words
             self._enrolling = None
             self._tell_vad(self.options.stop_secs())
+        assert self.say is not None
         self.say(reply)
-        return Transcript("", None, 0.0, len(pcm) / 2 / RATE)
+
+    def _pause(self) -> None:
+        """Takes wait; the person is heard as usual (and may say "learn my voice" to go on)."""
+        self._paused = True
+        self._tell_vad(self.options.stop_secs())
+        assert self.say is not None
+        self.say(PAUSED)

@@ -25,7 +25,15 @@ from appliance.voice.hearing.stt_whisper import (
     WhisperSTTService,
 )
 from appliance.voice.hearing.wake_spotter import HEARD_BYTES
-from appliance.voice.sink import Reply, ScreenNames, TurnSink, names_reader, vocabulary_of
+from appliance.voice.sink import (
+    EnrolAction,
+    EnrolState,
+    Reply,
+    ScreenNames,
+    TurnSink,
+    names_reader,
+    vocabulary_of,
+)
 
 log = logging.getLogger(__name__)
 
@@ -77,14 +85,18 @@ class ClosedSetSTTService(WhisperSTTService):
         if self.personal is not None:
             self.personal.say = say
 
-    def start_enrolling(self) -> bool:
-        """Enrolment begun from outside the voice (the switch, the caregiver's page), on the
-        hearing thread; False when there is no profile to enrol into, or no way to speak."""
+    def enrol(self, action: EnrolAction) -> bool:
+        """Enrolment started, paused, skipped on or stopped from outside the voice (the switch,
+        the caregiver's page), on the hearing thread; False when there is no profile to enrol
+        into, or no way to speak."""
         personal = self.personal
         if personal is None or personal.say is None:
             return False
-        self._hearing.submit(_quietly_run, personal.start_enrolling)
+        self._hearing.submit(_quietly_run, personal.control, action)
         return True
+
+    def enrolment(self) -> EnrolState:
+        return "off" if self.personal is None else self.personal.enrolment
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         self._loop = asyncio.get_running_loop()
@@ -165,9 +177,9 @@ def _quietly(score: Callable[[bytes], float], pcm: bytes) -> None:
         log.warning("the wake spotter failed early: %s", e)
 
 
-def _quietly_run(start: Callable[[], None]) -> None:
-    """Enrolment that cannot start is logged: the person goes on being heard."""
+def _quietly_run(control: Callable[[EnrolAction], None], action: EnrolAction) -> None:
+    """Enrolment that cannot be steered is logged: the person goes on being heard."""
     try:
-        start()
+        control(action)
     except Exception as e:
-        log.warning("enrolment could not start: %s", e)
+        log.warning("enrolment could not %s: %s", action, e)
