@@ -733,10 +733,28 @@ def happening_words(row: dict[str, Any], spots: Mapping[str, str] | None = None)
             return f"{device.capitalize()} fault: {data.get('message', '')}"
         case "SwitchPressed":
             gesture = str(data.get("gesture", "")).replace("_", " ")
-            return f"Switch {data.get('switch', '')} {gesture}: {data.get('meaning', '')}"
+            meaning = _pressed(str(data.get("meaning", "")))
+            return f"Switch {data.get('switch', '')} {gesture}: {meaning}"
         case "SpeechIgnored":
             return f"Talk without the wake phrase, not acted on ({data.get('count', 0)})"
     return str(row["detail"])
+
+
+_PRESSED = {
+    "talk_start": "started listening", "talk_stop": "stopped listening", "yes": "yes",
+    "no": "no", "cancel": "cancel", "undo": "undo", "scan_start": "started scanning",
+    "scan_next": "the next item", "scan_select": "chose", "scan_hold": "held to scan",
+    "scan_stop": "stopped scanning", "enrol_pause": "paused or went on learning the voice",
+    "enrol_skip": "skipped a phrase of learning the voice",
+    "enrol_stop": "stopped learning the voice", "none": "nothing at that moment",
+}
+"""What a switch press meant (switch/meaning.py), in a caregiver's words."""
+
+
+def _pressed(meaning: str) -> str:
+    """"scan_select: Send" reads "chose Send"."""
+    kind, _, item = meaning.partition(": ")
+    return " ".join(filter(None, [_PRESSED.get(kind, kind), item]))
 
 
 def _setting(value: Any) -> str:

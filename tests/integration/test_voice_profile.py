@@ -339,3 +339,60 @@ def test_the_switch_pauses_skips_and_stops_learning_the_voice(tmp_path: Path) ->
     assert counts == {"hey juniper": 5, "yes": 1, "no": 1}
     hearing.control("skip")  # nothing is being learned: nothing happens
     assert said[-1].startswith("Thank you.") and hearing.enrolment == "off"
+
+
+def test_an_answer_after_a_wake_phrase_is_left_to_whisper(tmp_path: Path) -> None:
+    """"hey juniper, no" is not taken from the takes (a near miss and a bare "no" fit them as
+    well), while "no" alone and "hey juniper, click send" are."""
+    from appliance.voice.commands import engines
+    from appliance.voice.hearing.closed_set import closed_set
+    from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
+    from appliance.voice.hearing.personal import PersonalHearing, PersonalOptions
+
+    loaded = engines("whisper")
+    assert loaded.whisper is not None
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("no", TakeKind.COMMAND),
+                         ("click send", TakeKind.COMMAND)):
+        for rate in ENROL_RATES:
+            profile.add(phrase, kind, espeak(phrase, rate))
+    hearing = PersonalHearing(profile, ClosedWhisperRecognizer(loaded.whisper),
+                              lambda *a: None, lambda _s: None, PersonalOptions())
+    sentences = closed_set(("Send",), ("Send",), ("Send",))
+    alone = hearing.hear(espeak("no", SAID_RATE), sentences, over_reply=False)
+    assert alone is not None and alone.text == "no" and not alone.wake
+    woken = hearing.hear(espeak("hey juniper, click send", SAID_RATE), sentences, False)
+    assert woken is not None and woken.text == "hey juniper click send" and woken.wake
+    assert hearing.hear(espeak("hey juniper, no", SAID_RATE), sentences, False) is None
+
+
+def test_the_persons_wake_takes_turn_away_a_near_miss_whisper_took_for_the_wake_phrase(
+        tmp_path: Path) -> None:
+    """The person's wake verifier, with openWakeWord's embeddings of real espeak-ng speech: their
+    own wake phrase at a rate no take has fits, in a quiet room and in noise; near misses said
+    by the same voice do not, and a transcript that woke on one is not taken as waking."""
+    from appliance.voice.commands import engines
+    from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
+    from appliance.voice.hearing.personal import PersonalHearing, PersonalOptions, fits_wake
+    from appliance.voice.hearing.stt_whisper import Transcript
+    from appliance.voice.hearing.take_audio import signal_to_noise_db, with_noise
+
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for rate in (125, 135, 160, 175, 185):
+        profile.add("hey juniper", TakeKind.WAKE, espeak("hey juniper", rate))
+    templates = profile.template_set()
+    own = espeak("hey juniper, click send", SAID_RATE)
+    padded = silence(0.3) + own + silence(0.5)
+    noisy = with_noise(padded, 10.0)
+    assert signal_to_noise_db(padded) == float("inf") and signal_to_noise_db(noisy) < 15
+    assert fits_wake(templates, own) and fits_wake(templates, noisy)
+    for near in ("hi jupiter, click send", "hey jennifer, click send", "okay juniper, click send"):
+        assert not fits_wake(templates, espeak(near, SAID_RATE)), near
+    loaded = engines("whisper")
+    assert loaded.whisper is not None
+    hearing = PersonalHearing(profile, ClosedWhisperRecognizer(loaded.whisper), lambda *a: None,
+                              lambda _s: None, PersonalOptions())
+    woke = Transcript("hey juniper click send", 0.9, 0.0, 2.0, engine="closed:whisper",
+                      wake=True)
+    assert hearing.verified(woke, own).wake is True
+    assert hearing.verified(woke, espeak("hi jupiter, click send", SAID_RATE)).wake is False

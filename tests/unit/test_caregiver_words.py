@@ -128,3 +128,15 @@ def test_the_week_chart_names_days_and_shows_each_count() -> None:
     assert done["shows"] and done["count"] == 9  # tall enough to carry its number
     assert not refused["shows"]  # too short: the total above and the table say it
     assert chart["label_px"] * 390 / chart["width"] >= 12 * 1.25  # >= 15 px on a phone
+
+
+def test_every_switch_meaning_reads_in_words() -> None:
+    """The caregiver's story says what each press meant in words, never its code name."""
+    from typing import get_args
+
+    from appliance.audit.story import _PRESSED, _pressed
+    from appliance.switch.meaning import Meaning
+
+    assert set(get_args(Meaning)) <= set(_PRESSED)
+    assert _pressed("scan_select: Send") == "chose Send"
+    assert _pressed("enrol_skip") == "skipped a phrase of learning the voice"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -24,7 +24,8 @@ from appliance.voice.hearing.enrolling import (
 from appliance.voice.hearing.learning import Learning
 from appliance.voice.hearing.profile import VoiceProfile
 from appliance.voice.hearing.stt_whisper import PREROLL_S, RATE, Transcript
-from appliance.voice.hearing.templates import TemplateMatch
+from appliance.voice.hearing.take_audio import signal_to_noise_db
+from appliance.voice.hearing.templates import TemplateMatch, TemplateSet
 from appliance.voice.sink import EnrolAction, EnrolState
 
 log = logging.getLogger(__name__)
@@ -34,10 +35,20 @@ TEMPLATE_ENGINE = "closed:templates"
 NEAR_SPELLING = 75.0
 """A sentence of the screen spelt this close to an enrolled one, itself not enrolled, is one
 the takes cannot tell apart from it ("click save" beside an enrolled "click send")."""
+ANSWERS = ("confirm", "deny")
+"""Answers to a question are said without the wake phrase: after a wake phrase the takes heard,
+one is likelier a near miss ("hi jupiter, no") than the person's, and Whisper decides it."""
 LEARN_VOICE = "learn_voice"
 """The grammar's intent that starts enrolment at the kiosk ("hey juniper, learn my voice")."""
 STOP_WORDS = ("stop", "cancel", "stop that")
 """Said instead of the phrase asked for, these end enrolment (to be resumed later)."""
+WAKE_VERIFY_QUIET = 0.45
+"""In a quiet room, how far (in spreads of the person's wake takes) a wake phrase Whisper heard
+may start from their nearest wake take; farther, it is a near miss ("hey june")."""
+WAKE_VERIFY_NOISY = 1.5
+"""The same in a noisy room, where noise moves the person's own wake phrase as far as that."""
+NOISY_ROOM_DB = 15.0
+"""Speech less than this far above the room's own sound is heard in a noisy room."""
 ENROLLING_STOP_S = 1.2
 """Silence that ends a take while enrolling: the person's own pauses are not known yet."""
 PAUSED = ("Paused. I will listen as usual until you go on learning your voice, from the switch "
@@ -56,6 +67,16 @@ class PersonalOptions:
     on_enrolled: Callable[[str, str, int], None] | None = None
     stop_secs: Callable[[], float] = lambda: 0.35
     frequent: Callable[[], list[str]] | None = None
+
+
+def fits_wake(templates: TemplateSet, pcm: bytes) -> bool:
+    """Whether the utterance starts the way the person says their wake phrase, as far as their
+    wake takes tell (True: no wake takes to tell by)."""
+    fit = templates.wake_fit(pcm)
+    if fit is None:
+        return True
+    noisy = signal_to_noise_db(pcm) < NOISY_ROOM_DB
+    return fit <= (WAKE_VERIFY_NOISY if noisy else WAKE_VERIFY_QUIET)
 
 
 class PersonalHearing:
@@ -103,6 +124,8 @@ class PersonalHearing:
             return None
         if found is None or (found.wake and not self._wake_spotted(pcm)):
             return None
+        if found.wake and sentences.intent_of(found.phrase) in ANSWERS:
+            return None
         self._take = found.take
         enrolled = set(templates.phrases)
         near = [s for s in sentences.nearest(found.phrase, 6)
@@ -113,6 +136,21 @@ class PersonalHearing:
                      "near: Whisper decides")
         return self._transcript(found, pcm, (time.monotonic() - start) * 1000,
                                 Doubt.LESS_SURE if near else "")
+
+    def verified(self, heard: Transcript, pcm: bytes) -> Transcript:
+        """What Whisper heard, its wake phrase vetoed when it fits none of the person's own wake
+        takes (the person's wake verifier: one who enrolled says it their way)."""
+        if not heard.wake:
+            return heard
+        try:
+            fits = fits_wake(self.profile.template_set(), pcm)
+        except Exception as e:  # a damaged profile: Whisper alone decides, as before enrolment
+            log.warning("the voice profile could not be used: %s", e)
+            return heard
+        if fits:
+            return heard
+        log.info("a wake phrase Whisper heard fits none of the person's wake takes: not taken")
+        return replace(heard, wake=False, not_caught=False)
 
     def _wake_spotted(self, pcm: bytes) -> bool:
         """The wake spotter does not veto the wake phrase the takes heard ("hey junior" is as

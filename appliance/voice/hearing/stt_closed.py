@@ -149,8 +149,8 @@ class ClosedSetSTTService(WhisperSTTService):
         by_takes = personal.hear(pcm, sentences, self._over_reply)
         if by_takes is not None and not by_takes.doubt:
             return personal.after(by_takes, pcm, sentences)
-        heard = self.recognizer.transcribe(pcm, sentences, self._words_of(names),
-                                           self._over_reply)
+        heard = personal.verified(self.recognizer.transcribe(
+            pcm, sentences, self._words_of(names), self._over_reply), pcm)
         if by_takes is not None and (heard.engine != "closed:whisper" or heard.doubt):
             # Whisper is no surer than the takes, which a near sentence may also fit: ask.
             return personal.after(by_takes, pcm, sentences)

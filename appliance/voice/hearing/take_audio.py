@@ -3,6 +3,7 @@ noise, and its openWakeWord embeddings as the profile stores them."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +24,23 @@ SHORTEST_S = 0.15
 """Speech shorter than this is a click or a breath, not a take."""
 LONGEST_S = 8.0
 """A take longer than this is not one phrase."""
+
+
+ROOM_FRAME = int(0.02 * PIPELINE_RATE)
+"""The stretch of audio whose loudness is measured, to tell speech from the room's own sound."""
+
+
+def signal_to_noise_db(pcm: bytes) -> float:
+    """How far an utterance's loud stretches stand above its quietest (the room between and
+    around the words), in dB; inf when the quietest are silent."""
+    samples = pcm16_to_float(pcm)
+    frames = len(samples) // ROOM_FRAME
+    if frames < 2:
+        return math.inf
+    level = np.sqrt(np.mean(samples[: frames * ROOM_FRAME].reshape(frames, ROOM_FRAME) ** 2,
+                            axis=1))
+    quiet, loud = float(np.percentile(level, 10)), float(np.percentile(level, 90))
+    return math.inf if quiet <= 1e-6 else 20 * math.log10(max(loud, quiet) / quiet)
 
 
 def check_take(pcm: bytes) -> bytes:

@@ -188,6 +188,17 @@ class TemplateSet:
             return None
         return TemplateMatch(phrase, wake, best, bound, rival, takes[phrase])
 
+    def wake_fit(self, pcm: bytes) -> float | None:
+        """How far the utterance's start is from the person's nearest wake take, in units of
+        their wake takes' own spread (None: no wake takes to go by)."""
+        if not self.wake or self.wake_spread is None:
+            return None
+        embedded = features(speech(pcm))
+        if len(embedded) == 0:
+            return math.inf
+        costs = np.min(np.stack([warp(t.embeddings, embedded) for t in self.wake]), axis=0)
+        return float(np.min(costs)) / max(self.wake_spread, MIN_SPREAD)
+
     def _after_wake(self, said: bytes, embedded: Floats) -> bytes | None:
         """The speech after the person's wake phrase, when one of their wake takes fits the
         utterance's start within the wake phrase's bound; else None."""
