@@ -156,7 +156,8 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 # =============================================================================================
-# Real applications (tests/test_real_apps*.py): one desktop session and one Chromium a module.
+# Real applications (tests/integration/test_real_*.py): one desktop session and one Chromium a
+# module, a kiosk (its own journal) a test.
 # =============================================================================================
 
 
@@ -168,6 +169,14 @@ def real_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     tmp = tmp_path_factory.mktemp("real-apps")
     with desktop_session(tmp):
         yield tmp
+
+
+@pytest.fixture()
+def kiosk(tmp_path: Path) -> Any:
+    """`appliance say` on the real desktop, with a journal of the test's own."""
+    from tests.apps.real_apps import Kiosk
+
+    return Kiosk(str(tmp_path / "journal.sqlite"))
 
 
 @pytest.fixture(scope="module")

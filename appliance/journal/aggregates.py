@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
@@ -15,12 +15,20 @@ TAUGHT_ID = uuid5(NAMESPACE_URL, "appliance:taught")
 ALIASES_ID = uuid5(NAMESPACE_URL, "appliance:aliases")
 
 
-class DeviceSettings(Aggregate):
+class OneOfAKind(Aggregate):
+    """An aggregate a journal holds one of, under the fixed id its class names (`ID`)."""
+
+    ID: ClassVar[UUID]
+
+    @classmethod
+    def create_id(cls) -> UUID:
+        return cls.ID
+
+
+class DeviceSettings(OneOfAKind):
     """Every change names who changed what from what to what."""
 
-    @staticmethod
-    def create_id() -> UUID:
-        return SETTINGS_ID
+    ID = SETTINGS_ID
 
     @event("Created")
     def __init__(self) -> None:
@@ -31,13 +39,11 @@ class DeviceSettings(Aggregate):
         self.values[key] = new
 
 
-class TaughtTargets(Aggregate):
+class TaughtTargets(OneOfAKind):
     """Spots on screen a person named ("call 7 Save"): who taught which, and each use's hit
     or miss (appliance/desktop/seeing/taught.py; folded in journal/taught_log.py)."""
 
-    @staticmethod
-    def create_id() -> UUID:
-        return TAUGHT_ID
+    ID = TAUGHT_ID
 
     @event("TeachingStarted")
     def __init__(self) -> None:
@@ -58,13 +64,11 @@ class TaughtTargets(Aggregate):
         """A taught target dropped, by whom."""
 
 
-class Aliases(Aggregate):
+class Aliases(OneOfAKind):
     """Names a person gave elements ("call Doctor Patel my doctor"), per application: who
     taught which, in which turn, and who forgot it (folded in journal/alias_log.py)."""
 
-    @staticmethod
-    def create_id() -> UUID:
-        return ALIASES_ID
+    ID = ALIASES_ID
 
     @event("AliasesStarted")
     def __init__(self) -> None:
@@ -133,14 +137,12 @@ class Device(Aggregate):
         """Takes removed from the profile ("" phrase: all of them), and by whom."""
 
 
-class Retention(Aggregate):
+class Retention(OneOfAKind):
     """Transcripts removed after the time a caregiver chose: each removal names the events it
     rewrote and the keyed digest of each one's new content, so `audit verify` can tell a
     removal recorded here from a change nobody recorded."""
 
-    @staticmethod
-    def create_id() -> UUID:
-        return RETENTION_ID
+    ID = RETENTION_ID
 
     @event("RetentionStarted")
     def __init__(self) -> None:
@@ -161,14 +163,12 @@ class Replaced:
     damage: str
 
 
-class JournalEpoch(Aggregate):
+class JournalEpoch(OneOfAKind):
     """The journal's own random id, made when it is created (or first opened by a version that
     knows epochs): a re-flashed kiosk numbers its events from 1 again under a new epoch, so the
     central server never takes them for the old journal's."""
 
-    @staticmethod
-    def create_id() -> UUID:
-        return EPOCH_ID
+    ID = EPOCH_ID
 
     @event("EpochStarted")
     def __init__(

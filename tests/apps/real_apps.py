@@ -151,9 +151,13 @@ def on_screen(name: str, timeout: float = 40.0) -> bool:
 # -- Chromium and the form page ----------------------------------------------------------------
 
 
+SERVED = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
+"""What a PageServer serves, by the file's ending: its content type."""
+
+
 class PageServer:
-    """Serves the .html pages of a folder on loopback and keeps the states the pages post to
-    it."""
+    """Serves the .html pages of a folder (and the scripts they load) on loopback and keeps the
+    states the pages post to it."""
 
     def __init__(self, folder: Path) -> None:
         states: list[dict[str, Any]] = []
@@ -162,12 +166,13 @@ class PageServer:
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 page = folder / Path(self.path).name
-                if page.suffix != ".html" or not page.is_file():
+                kind = SERVED.get(page.suffix)
+                if kind is None or not page.is_file():
                     self.send_error(404)
                     return
                 body = page.read_bytes()
                 self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Type", kind)
                 self.end_headers()
                 self.wfile.write(body)
 

@@ -30,11 +30,6 @@ from tests.apps.real_apps import (
 from tests.real_app_cases import BROWSER_TUNED, EDITOR_TUNED, YAD_TUNED, Case
 
 
-@pytest.fixture()
-def kiosk(tmp_path: Path) -> Kiosk:
-    return Kiosk(str(tmp_path / "journal.sqlite"))
-
-
 def _check(outcome: Outcome) -> None:
     assert outcome.kind == "right", f"{outcome.case}: {outcome.kind} {outcome.detail}"
 

@@ -22,11 +22,6 @@ from tests.apps.real_apps import Kiosk, start, stop, wait_for
 TK_FORM = Path(__file__).parent.parent / "apps" / "tk_form.py"
 
 
-@pytest.fixture()
-def kiosk(tmp_path: Path) -> Kiosk:
-    return Kiosk(str(tmp_path / "journal.sqlite"))
-
-
 def _window_up(title: str) -> bool:
     from appliance.desktop.seeing.capture import X11Capture
 

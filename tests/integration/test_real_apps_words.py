@@ -15,8 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.apps.real_apps import (
     CHROMIUM_FLAGS,
     EDITORS,
@@ -28,12 +26,6 @@ from tests.apps.real_apps import (
     stop,
     wait_for,
 )
-
-
-@pytest.fixture()
-def kiosk(tmp_path: Path) -> Kiosk:
-    return Kiosk(str(tmp_path / "journal.sqlite"))
-
 
 DISPLAY = """
 import sys

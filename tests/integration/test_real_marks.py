@@ -6,15 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from appliance.desktop.marks import Marks
 from tests.apps.real_apps import Kiosk, run_yad_with
-
-
-@pytest.fixture()
-def kiosk(tmp_path: Path) -> Kiosk:
-    return Kiosk(str(tmp_path / "journal.sqlite"))
 
 
 def _numbers(reply: dict[str, Any]) -> dict[str, int]:

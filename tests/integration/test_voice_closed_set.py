@@ -682,6 +682,11 @@ def test_the_wake_decision_is_the_same_on_every_screen(
 JENNIFER = pytest.mark.xfail(strict=True, reason="a near miss the lenient check lets through")
 
 
+def _by_both_voices(said: str, check: str, wake: bool, *marks: Any) -> list[Any]:
+    """The case said by Piper and by espeak-ng: (said, voice, check, wake) each."""
+    return [pytest.param(said, voice, check, wake, marks=marks) for voice in ("piper", "espeak")]
+
+
 @pytest.mark.parametrize(
     ("said", "voice", "check", "wake"),
     [
@@ -689,24 +694,18 @@ JENNIFER = pytest.mark.xfail(strict=True, reason="a near miss the lenient check 
         # -6.0): "Juniper" forced on it scores -3.7 against the free words; refusing it costs 3
         # points of the tuning part's false rejects (docs/measurements/voice-corpus.md). Strict
         # xfail: a lenient rule that refuses it again shows here. The strict check refuses it.
-        pytest.param("hey jennifer, click send", "piper", "lenient", False, marks=JENNIFER),
-        pytest.param("hey jennifer, click send", "espeak", "lenient", False, marks=JENNIFER),
-        ("hey jennifer, click send", "piper", "strict", False),
-        ("hey jennifer, click send", "espeak", "strict", False),
-        ("hey june, open the calendar", "piper", "lenient", False),
-        ("hey june, open the calendar", "espeak", "lenient", False),
+        *_by_both_voices("hey jennifer, click send", "lenient", False, JENNIFER),
+        *_by_both_voices("hey jennifer, click send", "strict", False),
+        *_by_both_voices("hey june, open the calendar", "lenient", False),
         ("hey juniper, click send", "espeak", "lenient", True),
         ("hey juniper, click send", "espeak", "strict", True),
         # The spotter is sure of neither near miss (log-odds -4.8 for Piper, 4.2 for espeak-ng)
         # and leaves them to the command check.
-        ("hey june, open the calendar", "piper", "spotter", False),
-        ("hey june, open the calendar", "espeak", "spotter", False),
-        ("hey juniper, click send", "piper", "spotter", True),
-        ("hey juniper, click send", "espeak", "spotter", True),
+        *_by_both_voices("hey june, open the calendar", "spotter", False),
+        *_by_both_voices("hey juniper, click send", "spotter", True),
         # Words that fit a dictation frame do not make a doubtful wake phrase sure, as a
         # sentence of the screen does: both were taken so when they did.
-        ("hey jennifer, reply saying sounds good", "piper", "spotter", False),
-        ("hey jennifer, reply saying sounds good", "espeak", "spotter", False),
+        *_by_both_voices("hey jennifer, reply saying sounds good", "spotter", False),
     ],
 )
 def test_a_near_miss_of_the_wake_phrase_is_not_taken_for_it_on_any_screen(

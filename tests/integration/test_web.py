@@ -138,6 +138,15 @@ def _axe(page: Any) -> list[dict[str, Any]]:
             for v in result["violations"]]
 
 
+def _answers(page: Any, control: Any, where: Any, text: str) -> None:
+    """`control` pressed, `where` shows `text`, and the page is still accessible."""
+    from playwright.sync_api import expect
+
+    control.click()
+    expect(where).to_contain_text(text)
+    assert _axe(page) == []
+
+
 def test_pair_log_in_and_watch_the_day_live(server: Server, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
@@ -202,9 +211,8 @@ def test_pair_log_in_and_watch_the_day_live(server: Server, tmp_path: Path) -> N
         # sim screen really changes back, and the kiosk is handed what to announce.
         page.goto(server.url + "/")
         assert "checked" not in _urgent(server)
-        page.get_by_role("link", name="Undo this").click()
-        expect(page.locator("main")).to_contain_text("Unticked Urgent.")
-        assert _axe(page) == []
+        _answers(page, page.get_by_role("link", name="Undo this"), page.locator("main"),
+                 "Unticked Urgent.")
         page.get_by_role("button", name="Yes, undo it").click()
         expect(page.locator("main")).to_contain_text("Undone")
         assert "checked" in _urgent(server)
@@ -223,18 +231,15 @@ def test_pair_log_in_and_watch_the_day_live(server: Server, tmp_path: Path) -> N
         expect(page.get_by_role("status")).to_contain_text("Replayed 3 actions")
         assert _axe(page) == []
         page.goto(server.url + "/")
-        page.get_by_role("link", name="Today's report, to print").click()
-        expect(page.locator("ol.report")).to_contain_text("\u201cuntick urgent\u201d")
-        assert _axe(page) == []
+        _answers(page, page.get_by_role("link", name="Today's report, to print"),
+                 page.locator("ol.report"), "\u201cuntick urgent\u201d")
         page.goto(server.url + "/people")
         assert _axe(page) == []
-        page.get_by_role("button", name="Make an invitation").click()
-        expect(page.get_by_role("status")).to_contain_text("Invitation for a caregiver")
-        assert _axe(page) == []
+        _answers(page, page.get_by_role("button", name="Make an invitation"),
+                 page.get_by_role("status"), "Invitation for a caregiver")
         page.goto(server.url + "/health")
-        page.get_by_role("button", name="Check the record now").click()
-        expect(page.locator("ul.parts")).to_contain_text("nothing in it was changed or removed")
-        assert _axe(page) == []
+        _answers(page, page.get_by_role("button", name="Check the record now"),
+                 page.locator("ul.parts"), "nothing in it was changed or removed")
         page.screenshot(path=str(shots / "health.png"), full_page=True)
         # Settings: a wrong value is named next to its field and nothing is saved.
         page.goto(server.url + "/settings")

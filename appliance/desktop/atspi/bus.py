@@ -44,14 +44,14 @@ class Call:
     method: str
     args: Any = None  # a GLib.Variant tuple or None
 
+    @classmethod
+    def reading(cls, ref: Ref, interface: str, name: str) -> Call:
+        """The call that reads one D-Bus property of `ref`."""
+        return cls(ref, PROPERTIES, "Get", _variant("(ss)", (interface, name)))
+
 
 def _variant(signature: str, values: tuple[Any, ...]) -> Any:
     return GLib.Variant(signature, values)
-
-
-def prop(interface: str, name: str) -> tuple[str, str, Any]:
-    """(interface, method, args) reading one D-Bus property."""
-    return PROPERTIES, "Get", _variant("(ss)", (interface, name))
 
 
 class A11yBus:
@@ -102,8 +102,8 @@ class A11yBus:
         return result
 
     def get(self, ref: Ref, interface: str, name: str, timeout: float | None = None) -> Any:
-        iface, method, args = prop(interface, name)
-        return self.call(ref, iface, method, args, timeout)[0]
+        read = Call.reading(ref, interface, name)
+        return self.call(ref, read.interface, read.method, read.args, timeout)[0]
 
     def call_many(
         self, calls: Sequence[Call], timeout: float | None = None,

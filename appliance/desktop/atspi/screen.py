@@ -13,7 +13,6 @@ from typing import Any
 
 from appliance.desktop.atspi.bus import (
     ACCESSIBLE,
-    PROPERTIES,
     REGISTRY,
     ROOT_PATH,
     A11yBus,
@@ -21,11 +20,11 @@ from appliance.desktop.atspi.bus import (
     Call,
     Ref,
 )
-from appliance.desktop.atspi.gi_modules import GLib
 from appliance.desktop.atspi.tree import (
     TEXT,
     AppTree,
     RawNode,
+    Reads,
     apply_reply,
     clean_name,
     extents_call,
@@ -282,26 +281,19 @@ class Screen:
 
 def refresh_raw(bus: A11yBus, tree: AppTree, raws: list[RawNode]) -> None:
     """Re-read states, names, values and text of some objects, pipelined."""
-    calls: list[Call] = []
-    kinds: list[tuple[str, RawNode]] = []
+    reads = Reads()
     for raw in raws:
-        calls.append(Call(raw.ref, ACCESSIBLE, "GetState"))
-        kinds.append(("states", raw))
-        calls.append(Call(raw.ref, PROPERTIES, "Get", GLib.Variant("(ss)", (ACCESSIBLE, "Name"))))
-        kinds.append(("name", raw))
-        reads = value_calls(raw)
-        for call, kind in reads:
-            calls.append(call)
-            kinds.append((kind, raw))
-        if not reads and raw.role in SECRET_ROLES:
+        reads.add(Call(raw.ref, ACCESSIBLE, "GetState"), "states", raw)
+        reads.add(Call.reading(raw.ref, ACCESSIBLE, "Name"), "name", raw)
+        values = value_calls(raw)
+        for call, kind in values:
+            reads.add(call, kind, raw)
+        if not values and raw.role in SECRET_ROLES:
             # Only the length of a secret is read, never its characters.
-            calls.append(Call(raw.ref, PROPERTIES, "Get",
-                              GLib.Variant("(ss)", (TEXT, "CharacterCount"))))
-            kinds.append(("secret", raw))
+            reads.add(Call.reading(raw.ref, TEXT, "CharacterCount"), "secret", raw)
         if (where := extents_call(raw)) is not None:
-            calls.append(where)
-            kinds.append(("bounds", raw))
-    for (kind, raw), reply in zip(kinds, bus.call_many(calls), strict=True):
+            reads.add(where, "bounds", raw)
+    for kind, raw, reply in reads.replies(bus):
         if isinstance(reply, BusError):
             if kind in OPTIONAL_READS and not reply.timed_out and not reply.gone:
                 continue  # nothing chosen yet; no extents to give; no bounds to a value

@@ -7,13 +7,13 @@ stalling the appliance; a call that times out marks the whole application as not
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from appliance.desktop.atspi.bus import (
     ACCESSIBLE,
     CACHE_PATH,
-    PROPERTIES,
     ROOT_PATH,
     A11yBus,
     BusError,
@@ -107,14 +107,31 @@ def value_calls(node: RawNode) -> list[tuple[Call, str]]:
     slider with no value; Qt 5 segfaults).
     """
     if "Value" in node.interfaces:
-        return [(Call(node.ref, PROPERTIES, "Get", GLib.Variant("(ss)", (VALUE, name))), kind)
-                for name, kind in VALUE_PROPERTIES]
+        return [(Call.reading(node.ref, VALUE, name), kind) for name, kind in VALUE_PROPERTIES]
     if "Text" in node.interfaces and node.role in TEXT_VALUE_ROLES:
         return [(Call(node.ref, TEXT, "GetText", GLib.Variant("(ii)", (0, -1))), "text")]
     if node.role == "combo box" and "Selection" in node.interfaces:
         return [(Call(node.ref, SELECTION, "GetSelectedChild", GLib.Variant("(i)", (0,))),
                  "combo")]
     return []
+
+
+@dataclass
+class Reads:
+    """Calls to send at once, each remembered with what it reads (its kind) and of which node."""
+
+    calls: list[Call] = field(default_factory=list)
+    asked: list[tuple[str, RawNode]] = field(default_factory=list)
+
+    def add(self, call: Call, kind: str, node: RawNode) -> None:
+        self.calls.append(call)
+        self.asked.append((kind, node))
+
+    def replies(self, bus: A11yBus) -> Iterator[tuple[str, RawNode, tuple[Any, ...] | BusError]]:
+        """Each read's kind, node and reply (or error), once all are sent and answered."""
+        answers = bus.call_many(self.calls)
+        for (kind, node), reply in zip(self.asked, answers, strict=True):
+            yield kind, node, reply
 
 
 def extents_call(node: RawNode) -> Call | None:
@@ -220,7 +237,7 @@ def _describe(bus: A11yBus, refs: list[Ref], parents: dict[Ref, tuple[Ref, int]]
         calls += [
             Call(ref, ACCESSIBLE, "GetRole"), Call(ref, ACCESSIBLE, "GetState"),
             Call(ref, ACCESSIBLE, "GetInterfaces"),
-            Call(ref, PROPERTIES, "Get", GLib.Variant("(ss)", (ACCESSIBLE, "Name"))),
+            Call.reading(ref, ACCESSIBLE, "Name"),
             # The children themselves, not their count: the walk needs them next anyway.
             Call(ref, ACCESSIBLE, "GetChildren"),
         ]
@@ -309,31 +326,22 @@ def _off_screen(node: RawNode, tree: AppTree) -> bool:
 
 def _enrich(bus: A11yBus, tree: AppTree) -> None:
     """Actions, values and text, all requested at once; names for unnamed controls."""
-    calls: list[Call] = []
-    kinds: list[tuple[str, RawNode]] = []
+    reads = Reads()
     for node in tree.nodes.values():
         if "Action" in node.interfaces and node.role in ACTED_ON:
-            calls.append(Call(node.ref, ACTION, "GetActions"))
-            kinds.append(("actions", node))
+            reads.add(Call(node.ref, ACTION, "GetActions"), "actions", node)
         for call, kind in value_calls(node):
-            calls.append(call)
-            kinds.append((kind, node))
+            reads.add(call, kind, node)
         if not node.name and node.role in NEEDS_LABEL:
-            calls.append(Call(node.ref, ACCESSIBLE, "GetRelationSet"))
-            kinds.append(("relations", node))
+            reads.add(Call(node.ref, ACCESSIBLE, "GetRelationSet"), "relations", node)
         elif said_once(node.name) is not None:
-            calls.append(Call(node.ref, ACCESSIBLE, "GetRelationSet"))
-            kinds.append(("repeated", node))
+            reads.add(Call(node.ref, ACCESSIBLE, "GetRelationSet"), "repeated", node)
         if not node.name and node.role in BUTTON_ROLES:
             # An icon button: its tooltip is what Orca says for it when nothing else names it.
-            calls.append(Call(node.ref, PROPERTIES, "Get",
-                              GLib.Variant("(ss)", (ACCESSIBLE, "Description"))))
-            kinds.append(("description", node))
+            reads.add(Call.reading(node.ref, ACCESSIBLE, "Description"), "description", node)
         if (where := extents_call(node)) is not None:
-            calls.append(where)
-            kinds.append(("bounds", node))
-    replies = bus.call_many(calls)
-    for (kind, node), reply in zip(kinds, replies, strict=True):
+            reads.add(where, "bounds", node)
+    for kind, node, reply in reads.replies(bus):
         if isinstance(reply, BusError):
             if reply.timed_out:
                 raise reply

@@ -45,7 +45,15 @@ from appliance_lab.bench.spoken.conditions import (
     reverberate,
     sox_noise,
 )
-from appliance_lab.bench.spoken.corpus import babble, cached_pcm, clean_speech, load_part, noise_for
+from appliance_lab.bench.spoken.corpus import (
+    as_sentence,
+    babble,
+    cached_pcm,
+    clean_speech,
+    load_part,
+    noise_for,
+    with_wake,
+)
 from appliance_lab.bench.spoken.voices import Voice
 from appliance_lab.tuning.wake_clips import COND_NAMES, NEAR_MISSES, VAD_TAIL, tuning_sentences
 from appliance_lab.tuning.wake_rule_tune import COMMAND_KINDS, Clip, clips
@@ -143,7 +151,7 @@ def extra_clips(near: bool) -> Iterator[Clip]:
                 [(True, s) for s in rng.sample(sentences, 8)]
                 + [(False, line) for line in rng.sample(lines, 12)])
         for wake, words in said:
-            text = f"Hey juniper, {words}." if wake else words[:1].upper() + words[1:] + "."
+            text = with_wake(words) if wake else as_sentence(words)
             for cond in COND_NAMES:
                 yield (wake, label, cond, "", words,
                        _extra_clip(voice, shift, text, words, cond) + VAD_TAIL)

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from appliance.desktop.model import DesktopError
 from appliance.voice.audio.pcm import PIPELINE_RATE, Pcm, write_wav
-from appliance_lab.bench.spoken.corpus import Part, clean_speech, load_part
+from appliance_lab.bench.spoken.corpus import Part, clean_speech, load_part, with_wake
 from appliance_lab.bench.spoken.voices import Voice
 from appliance_lab.bench.stats import percentiles
 
@@ -124,7 +124,7 @@ def spoken_wav(voice: Voice, commands: tuple[str, ...], out: Path) -> Path:
     gap = bytes(int(GAP_S * PIPELINE_RATE) * 2)
     pcm = bytearray(gap)
     for command in commands:
-        pcm += clean_speech(voice, f"Hey juniper, {command}.") + gap + gap
+        pcm += clean_speech(voice, with_wake(command)) + gap + gap
     write_wav(out, Pcm(bytes(pcm), PIPELINE_RATE))
     return out
 

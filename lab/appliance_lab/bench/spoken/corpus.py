@@ -43,6 +43,32 @@ GENERATOR_VERSION = 1
 """Bump when the audio for the same inputs would change (a new mix, a new trim)."""
 
 
+def with_wake(command: str) -> str:
+    """A command as a person says it to the appliance: the wake phrase first, one sentence."""
+    return f"Hey juniper, {command}."
+
+
+def as_sentence(words: str) -> str:
+    """How words without the wake phrase are written for the TTS: a sentence."""
+    return words[:1].upper() + words[1:] + "."
+
+
+def item_id(part: Part, voice: Voice, condition: str, scene: str, words: str) -> str:
+    """How the reports name an item of any spoken corpus."""
+    return f"{part}/{voice.label}/{condition}/{scene}/{words}"
+
+
+def cache_key(doc: object) -> str:
+    """The cache's name for audio made from `doc`, which holds everything the audio depends on."""
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+def seed_of(*parts: object) -> int:
+    """A seed for the noise and the variations: the same parts, the same audio."""
+    return int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:4],
+                          "little")
+
+
 def cache_dir() -> Path:
     return Path(os.environ.get("APPLIANCE_VOICE_CORPUS_CACHE", REPO / ".cache" / "voice-corpus"))
 
@@ -77,22 +103,21 @@ class CorpusItem:
 
     @property
     def spoken(self) -> str:
-        return f"Hey juniper, {self.sentence}."
+        return with_wake(self.sentence)
 
     @property
     def item_id(self) -> str:
-        return f"{self.part}/{self.voice.label}/{self.condition.name}/{self.scene}/{self.sentence}"
+        return item_id(self.part, self.voice, self.condition.name, self.scene, self.sentence)
 
     def key(self) -> str:
         """The cache key: everything the audio depends on."""
         doc = {"v": GENERATOR_VERSION, "voice": self.voice.model_dump(), "text": self.spoken,
                "condition": self.condition.model_dump(), "noise": self.noise,
                "seed": self.seed(), "part": self.part}
-        return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:24]
+        return cache_key(doc)
 
     def seed(self) -> int:
-        digest = hashlib.sha256(f"{self.voice.label}|{self.sentence}".encode()).digest()
-        return int.from_bytes(digest[:4], "little")
+        return seed_of(self.voice.label, self.sentence)
 
 
 def noise_for(voice: Voice, sentence: str, condition: Condition) -> NoiseKind | None:
@@ -151,8 +176,7 @@ def cached_pcm(key: str, make: Callable[[], bytes]) -> bytes:
 def clean_speech(voice: Voice, text: str) -> bytes:
     """`text` said by `voice`, silence trimmed, cached."""
     doc = {"v": GENERATOR_VERSION, "voice": voice.model_dump(), "text": text, "what": "clean"}
-    key = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:24]
-    return cached_pcm(key, lambda: trim_silence(synthesize(voice, text)))
+    return cached_pcm(cache_key(doc), lambda: trim_silence(synthesize(voice, text)))
 
 
 @cache
@@ -174,20 +198,23 @@ def audio(item: CorpusItem) -> bytes:
 
     def make() -> bytes:
         speech = clean_speech(item.voice, item.spoken)
-        cond = item.condition
-        if cond.reverb is not None:
-            return reverberate(speech, cond.reverb)
-        if cond.snr_db is None or item.noise is None:
-            pad = bytes(int(0.3 * PIPELINE_RATE) * 2)
-            return pad + speech + pad
-        seconds = len(speech) / 2 / PIPELINE_RATE + 0.6
-        if item.noise == "babble":
-            noise = babble_at(babble(item.part), seconds, item.seed())
-        else:
-            noise = sox_noise(item.noise, seconds, item.seed())
-        return mix_at_snr(speech, noise, cond.snr_db)
+        return heard_in(item.part, speech, item.condition, item.noise, item.seed())
 
     return cached_pcm(item.key(), make)
+
+
+def heard_in(part: Part, speech: bytes, condition: Condition, noise: NoiseKind | None,
+             seed: int) -> bytes:
+    """The words through `condition`: in its room, or padded and mixed with `noise` at its SNR."""
+    if condition.reverb is not None:
+        return reverberate(speech, condition.reverb)
+    pad = bytes(int(0.3 * PIPELINE_RATE) * 2)
+    if condition.snr_db is None or noise is None:
+        return pad + speech + pad
+    seconds = len(speech) / 2 / PIPELINE_RATE + 0.6
+    sound = (babble_at(babble(part), seconds, seed) if noise == "babble"
+             else sox_noise(noise, seconds, seed))
+    return mix_at_snr(speech, sound, condition.snr_db)
 
 
 def non_wake_items(part: Part) -> list[tuple[Voice, str, Condition, NoiseKind | None]]:
@@ -209,21 +236,12 @@ def non_wake_audio(part: Part, voice: Voice, line: str, condition: Condition,
     """One line of speech without the wake phrase, under `condition`, cached."""
     item = CorpusItem(part, "non_wake", "", line, voice, condition, noise)
     doc = {"v": GENERATOR_VERSION, "non_wake": item.key()}
-    key = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:24]
 
     def make() -> bytes:
-        speech = clean_speech(voice, line[:1].upper() + line[1:] + ".")
-        if condition.reverb is not None:
-            return reverberate(speech, condition.reverb)
-        pad = bytes(int(0.3 * PIPELINE_RATE) * 2)
-        if condition.snr_db is None or noise is None:
-            return pad + speech + pad
-        seconds = len(speech) / 2 / PIPELINE_RATE + 0.6
-        n = (babble_at(babble(part), seconds, item.seed()) if noise == "babble"
-             else sox_noise(noise, seconds, item.seed()))
-        return mix_at_snr(speech, n, condition.snr_db)
+        speech = clean_speech(voice, as_sentence(line))
+        return heard_in(part, speech, condition, noise, item.seed())
 
-    return cached_pcm(key, make)
+    return cached_pcm(cache_key(doc), make)
 
 
 def write_corpus(out: Path, part: Part, limit: int | None = None,

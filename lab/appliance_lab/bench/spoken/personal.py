@@ -12,8 +12,6 @@ tremolo than they are tested with.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import random
 import subprocess
@@ -27,20 +25,22 @@ from appliance.voice.audio.pcm import PIPELINE_RATE, Pcm, load_wav, write_wav
 from appliance.voice.hearing.profile import TakeKind, VoiceProfile
 from appliance_lab.bench.spoken.conditions import (
     Condition,
-    babble_at,
-    mix_at_snr,
     reverberate,
-    sox_noise,
     trim_silence,
 )
 from appliance_lab.bench.spoken.corpus import (
     WAKE,
     Part,
-    babble,
+    as_sentence,
+    cache_key,
     cached_pcm,
     clean_speech,
+    heard_in,
+    item_id,
     load_part,
     noise_for,
+    seed_of,
+    with_wake,
 )
 from appliance_lab.bench.spoken.voices import Voice
 
@@ -100,15 +100,6 @@ TEST: dict[Style, tuple[Variant, ...]] = {
 }
 
 
-def _key(doc: object) -> str:
-    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()[:24]
-
-
-def _seed(*parts: object) -> int:
-    return int.from_bytes(hashlib.sha256("|".join(map(str, parts)).encode()).digest()[:4],
-                          "little")
-
-
 def _sox(pcm: bytes, effects: list[str]) -> bytes:
     if not effects:
         return pcm
@@ -152,20 +143,7 @@ def said(voice: Voice, text: str, variant: Variant, seed: int = 0) -> bytes:
         tremolo = _effects(Variant(tremolo=variant.tremolo))
         return trim_silence(_sox(bytes(out), tremolo))
 
-    return cached_pcm(_key(doc), make)
-
-
-def heard_in(part: Part, pcm: bytes, condition: Condition, noise: str | None, seed: int) -> bytes:
-    """The words through `condition` (as the spoken corpus mixes them: conditions.py)."""
-    if condition.reverb is not None:
-        return reverberate(pcm, condition.reverb)
-    pad = bytes(int(0.3 * PIPELINE_RATE) * 2)
-    if condition.snr_db is None or noise is None:
-        return pad + pcm + pad
-    seconds = len(pcm) / 2 / PIPELINE_RATE + 0.6
-    n = (babble_at(babble(part), seconds, seed) if noise == "babble"
-         else sox_noise("brown" if noise == "brown" else "pink", seconds, seed))
-    return mix_at_snr(pcm, n, condition.snr_db)
+    return cached_pcm(cache_key(doc), make)
 
 
 def take(part: Part, voice: Voice, text: str, variant: Variant, seed: int = 0) -> bytes:
@@ -183,12 +161,7 @@ def take(part: Part, voice: Voice, text: str, variant: Variant, seed: int = 0) -
         pad = bytes(int(0.3 * PIPELINE_RATE) * 2)
         return pad + words + pad
 
-    return cached_pcm(_key(doc), make)
-
-
-def spoken(phrase: str) -> str:
-    """How a phrase is written for the TTS: a sentence."""
-    return phrase[:1].upper() + phrase[1:] + "."
+    return cached_pcm(cache_key(doc), make)
 
 
 def enrolled_phrases() -> list[str]:
@@ -201,17 +174,18 @@ def enrol(profile: VoiceProfile, part: Part, voice: Voice, style: Style) -> int:
     variants = ENROL[style]
     added = 0
     for n, variant in enumerate(variants[:WAKE_TAKES]):
-        profile.add(WAKE, TakeKind.WAKE, take(part, voice, spoken(WAKE), variant, n))
+        profile.add(WAKE, TakeKind.WAKE, take(part, voice, as_sentence(WAKE), variant, n))
         added += 1
     for phrase in enrolled_phrases():
         for n, variant in enumerate(variants[:COMMAND_TAKES]):
-            profile.add(phrase, TakeKind.COMMAND, take(part, voice, spoken(phrase), variant, n))
+            clip = take(part, voice, as_sentence(phrase), variant, n)
+            profile.add(phrase, TakeKind.COMMAND, clip)
             added += 1
     return added
 
 
 def profile_path(workdir: Path, voice: Voice, style: Style) -> Path:
-    name = _key({"v": VERSION, "voice": voice.model_dump(), "style": style,
+    name = cache_key({"v": VERSION, "voice": voice.model_dump(), "style": style,
                  "enrol": ENROL[style], "phrases": enrolled_phrases()})
     return workdir / "profiles" / f"{name}.voice.sqlite"
 
@@ -245,11 +219,11 @@ class SpokenItem:
 
     @property
     def item_id(self) -> str:
-        return f"{self.part}/{self.voice.label}/{self.condition}/{self.scene}/{self.phrase}"
+        return item_id(self.part, self.voice, self.condition, self.scene, self.phrase)
 
     @property
     def text(self) -> str:
-        return f"Hey juniper, {self.phrase}."
+        return with_wake(self.phrase)
 
 
 CORPUS_CONDITIONS: dict[ConditionName, Condition] = {
@@ -264,7 +238,7 @@ CORPUS_CONDITIONS: dict[ConditionName, Condition] = {
 def item_audio(item: SpokenItem) -> bytes:
     """The item's 16 kHz PCM16, cached."""
     variant = TEST[item.style][item.variant]
-    seed = _seed(item.item_id)
+    seed = seed_of(item.item_id)
     doc = {"v": VERSION, "id": item.item_id, "variant": variant, "what": "test"}
 
     def make() -> bytes:
@@ -272,7 +246,7 @@ def item_audio(item: SpokenItem) -> bytes:
         cond = CORPUS_CONDITIONS[item.condition]
         return heard_in(item.part, words, cond, noise_for(item.voice, item.phrase, cond), seed)
 
-    return cached_pcm(_key(doc), make)
+    return cached_pcm(cache_key(doc), make)
 
 
 def pairs() -> list[tuple[str, str]]:
@@ -290,7 +264,7 @@ def sample_items(part: Part, per: int, conditions: Iterable[ConditionName] = CON
     out = []
     for voice in chosen:
         for condition in conditions:
-            rng = random.Random(_seed("personal", voice.label, condition))
+            rng = random.Random(seed_of("personal", voice.label, condition))
             for scene, phrase in rng.sample(pairs(), per):
                 count = len(TEST["slow" if condition == "slow" else "normal"])
                 out.append(SpokenItem(part, voice, scene, phrase, condition,

@@ -23,7 +23,7 @@ import yaml
 
 from appliance.voice.audio.pcm import PIPELINE_RATE
 from appliance_lab.bench.spoken.conditions import CONDITIONS
-from appliance_lab.bench.spoken.corpus import Part, load_part, noise_for
+from appliance_lab.bench.spoken.corpus import Part, as_sentence, heard_in, load_part, noise_for
 from appliance_lab.bench.spoken.false_accepts import noise_clip
 from appliance_lab.bench.spoken.personal import (
     COMMON,
@@ -32,10 +32,8 @@ from appliance_lab.bench.spoken.personal import (
     TEST,
     Variant,
     enrolled_phrases,
-    heard_in,
     make_profile,
     said,
-    spoken,
 )
 from appliance_lab.bench.spoken.runs import GAP_S, Progress, owner, run_clips
 from appliance_lab.bench.stats import peak_rss_mb, poisson_rate
@@ -89,7 +87,7 @@ def chunk_clips(part: Part, chunk: int,
             kind, line = rng.choice(said_lines)
             variant = rng.choice(FA_VARIANTS)
             condition = rng.choice(FA_CONDITIONS)
-            words = said(voice, spoken(line), variant)
+            words = said(voice, as_sentence(line), variant)
             clip = heard_in(part, words, condition, noise_for(voice, line, condition),
                             rng.randrange(1 << 30))
             text = f"{voice.label} [{condition.name}]: {line}"
