@@ -17,9 +17,8 @@ demo:
 	EXTRAS='$(or $(EXTRAS),$(DEMO_EXTRAS))' bash scripts/setup.sh
 	$(VENV)/bin/appliance demo
 
-# Everything, the QEMU guests (tests/vm) in a second pytest beside the rest (scripts/test.sh).
 test: setup lint
-	bash scripts/test.sh
+	$(VENV)/bin/pytest -q
 
 # The quick loop: lint, then tests/unit (no Xvfb, no QEMU, no servers, no models).
 check: lint

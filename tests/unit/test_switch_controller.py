@@ -103,6 +103,13 @@ class Kiosk:
             assert self.now - start < limit, f"{label!r} never offered; said {self.said[-8:]}"
             self.wait(0.05)
 
+    def offered_after(self, steps: int) -> str | None:
+        """Step scanning: switch 1 opens the menu, switch 2 moves on `steps` times."""
+        self.tap()
+        for _ in range(steps):
+            self.tap(2)
+        return self.offered()
+
     def mode(self) -> str:
         return self.panel[-1].mode
 
@@ -358,24 +365,15 @@ def test_text_field_is_focused_then_listened_for(tmp: Path) -> None:
 
 def test_fixed_items(tmp: Path) -> None:
     k = Kiosk(tmp, scan_mode="step")
-    k.tap()
-    for _ in range(2):
-        k.tap(2)
-    assert k.offered() == "Speak a command"
+    assert k.offered_after(2) == "Speak a command"
     k.tap()
     assert k.mic == ["start"] and not k.controller.scanner.active
     k.tap(2)  # cancel listening
-    k.tap()
-    for _ in range(5):
-        k.tap(2)
-    assert k.offered() == "Learn my voice"
+    assert k.offered_after(5) == "Learn my voice"
     k.tap()
     assert k.asked == ["start"] and not k.controller.scanner.active
     k.learning = "off"  # the person said "stop" to it
-    k.tap()
-    for _ in range(6):
-        k.tap(2)
-    assert k.offered() == "Stop scanning"
+    assert k.offered_after(6) == "Stop scanning"
     k.tap()
     assert not k.controller.scanner.active and k.said[-1] == STOPPED
     k.tap()
@@ -398,16 +396,12 @@ def test_while_learning_the_voice_the_scan_pauses_skips_and_stops_it(tmp: Path) 
     assert k.offered() == "Skip this phrase"
     k.tap()
     assert k.asked == ["skip"] and not k.controller.scanner.active
+    assert k.offered_after(0) == "Pause learning my voice"
     k.tap()
-    k.tap()  # pause
     assert k.learning == "paused" and k.controller.moment() == "enrolling"
-    k.tap()
-    assert k.offered() == "Go on learning my voice"
-    k.tap()
-    k.tap()
-    k.tap(2)
-    k.tap(2)
-    assert k.offered() == "Stop learning my voice"
+    assert k.offered_after(0) == "Go on learning my voice"
+    k.tap()  # go on
+    assert k.offered_after(2) == "Stop learning my voice"
     k.tap()
     assert k.asked == ["skip", "pause", "start", "stop"] and k.learning == "off"
     k.tap()

@@ -42,12 +42,12 @@ LEARN_VOICE = "learn_voice"
 """The grammar's intent that starts enrolment at the kiosk ("hey juniper, learn my voice")."""
 STOP_WORDS = ("stop", "cancel", "stop that")
 """Said instead of the phrase asked for, these end enrolment (to be resumed later)."""
-WAKE_VERIFY_QUIET = 0.45
+WAKE_VERIFY_QUIET = 0.5
 """In a quiet room, how far (in spreads of the person's wake takes) a wake phrase Whisper heard
 may start from their nearest wake take; farther, it is a near miss ("hey june")."""
 WAKE_VERIFY_NOISY = 1.5
 """The same in a noisy room, where noise moves the person's own wake phrase as far as that."""
-NOISY_ROOM_DB = 15.0
+NOISY_ROOM_DB = 22.0
 """Speech less than this far above the room's own sound is heard in a noisy room."""
 ENROLLING_STOP_S = 1.2
 """Silence that ends a take while enrolling: the person's own pauses are not known yet."""

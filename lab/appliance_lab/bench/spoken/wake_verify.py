@@ -20,15 +20,13 @@ from appliance.voice.hearing.profile import VoiceProfile
 from appliance.voice.hearing.take_audio import signal_to_noise_db
 from appliance.voice.hearing.templates import TemplateSet
 from appliance_lab import REPO
-from appliance_lab.bench.spoken.corpus import Part, load_part, noise_for
+from appliance_lab.bench.spoken.corpus import Part, as_sentence, heard_in, load_part, noise_for
 from appliance_lab.bench.spoken.personal import (
     CONDITIONS,
-    heard_in,
     item_audio,
     make_profile,
     said,
     sample_items,
-    spoken,
 )
 from appliance_lab.bench.spoken.personal_fa import FA_CONDITIONS, FA_VARIANTS, lines
 from appliance_lab.bench.stats import wilson
@@ -73,7 +71,7 @@ def fits(part: Part, per: int, near_per_line: int, voices: int,
         for line in near_lines:
             for _ in range(near_per_line):
                 condition = rng.choice(FA_CONDITIONS)
-                words = said(voice, spoken(line), rng.choice(FA_VARIANTS))
+                words = said(voice, as_sentence(line), rng.choice(FA_VARIANTS))
                 clip = heard_in(part, words, condition, noise_for(voice, line, condition),
                                 rng.randrange(1 << 30))
                 out["near"].append(_fit(templates["normal"], clip, condition.name))
