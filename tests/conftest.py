@@ -14,6 +14,15 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
+# Pillow's text is laid out by the FreeType and HarfBuzz its wheel bundles only if PIL.ImageFont
+# (imported here) is loaded before any test module loads GTK. A module importing
+# appliance.panel.window (test_panel*.py) loads GTK at collection, and with it the system's
+# libfreetype and libharfbuzz as the process's global symbols; Pillow's _imagingft loaded after
+# that binds to those (features.version("harfbuzz") says the system's), and its Raqm layout then
+# gives each glyph after the first an advance of about a million pixels: "Ada Lovelace" was
+# drawn as "A", and tesseract read nothing of the form test_seeing_secrets.py draws in a full
+# integration run, though the same test alone read it.
+import PIL.ImageFont  # noqa: F401
 import pytest
 
 from appliance_lab.bench.scratch_database import scratch_database
