@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -55,6 +56,7 @@ def speech(pcm: bytes) -> bytes:
     return float_to_pcm16(trim_silence(pcm16_to_float(pcm)))
 
 
+@lru_cache(maxsize=2)  # the templates hear an utterance, then the wake verifier weighs it
 def features(pcm: bytes) -> Floats:
     """The speech embeddings (one per 80 ms) of PCM already trimmed, each of unit length."""
     try:
@@ -196,15 +198,19 @@ class TemplateSet:
         embedded = features(speech(pcm))
         if len(embedded) == 0:
             return math.inf
+        return float(np.min(self._wake_costs(embedded))) / max(self.wake_spread, MIN_SPREAD)
+
+    def _wake_costs(self, embedded: Floats) -> Floats:
+        """For each prefix of the utterance, its cost against the nearest wake take."""
         costs = np.min(np.stack([warp(t.embeddings, embedded) for t in self.wake]), axis=0)
-        return float(np.min(costs)) / max(self.wake_spread, MIN_SPREAD)
+        return np.asarray(costs, dtype=np.float32)
 
     def _after_wake(self, said: bytes, embedded: Floats) -> bytes | None:
         """The speech after the person's wake phrase, when one of their wake takes fits the
         utterance's start within the wake phrase's bound; else None."""
         if not self.wake or self.wake_spread is None:
             return None
-        costs = np.min(np.stack([warp(t.embeddings, embedded) for t in self.wake]), axis=0)
+        costs = self._wake_costs(embedded)
         ends = [j for j in range(len(costs)) if len(said) - embedding_end(j) >= MIN_COMMAND_BYTES]
         if not ends:
             return None
