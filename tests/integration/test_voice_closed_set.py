@@ -144,6 +144,15 @@ def test_every_value_of_a_list_is_said_in_the_words_the_first_is() -> None:
     assert ups and all(s.replace(" up ", " down ", 1) in radio for s in ups), ups
 
 
+def test_a_sentence_that_runs_on_within_its_last_word_is_known() -> None:
+    """A pause after "select tab" may be inside "select table": the person's takes do not end
+    the utterance there."""
+    names = closed_set(("Tab", "Table", "Send"), ("Files",))
+    assert "select tab" in names and "select table" in names
+    assert names.runs_on("select tab") and not names.runs_on("select table")
+    assert not names.runs_on("click send") and not names.runs_on("open files")
+
+
 def test_a_sentence_said_in_full_means_what_every_sentence_going_on_from_it_means() -> None:
     """The real grammar planner on the real scene: nothing the set lets follow a sentence said
     in full does another thing without asking; a sentence that may go on to mean more is not

@@ -13,6 +13,7 @@ import time
 import wave
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -105,6 +106,50 @@ def test_forgetting_the_profile_stops_its_use(enrolled: Kiosk, tmp_path: Path) -
     audio = wav(tmp_path / "said.wav", silence(1), espeak("hey juniper, select doctor", SAID_RATE),
                 silence(1.5))
     assert [t["engine"] for t in heard(enrolled, audio)] == ["closed:whisper"]
+
+
+def test_a_sure_match_of_the_takes_ends_the_command_at_its_first_pause(tmp_path: Path,
+                                                                     loaded: Any) -> None:
+    """"select grandma", which the takes match surely and nothing the screen allows goes on
+    from, ends 60 ms into the silence after it, not after the person's wait; "yes", an answer
+    (which a fragment of slow speech can pass for), waits it out."""
+    from appliance.voice.audio.sources import WavSource
+    from appliance.voice.commands import VoiceOptions, run_voice
+    from tests.integration.test_voice_pipeline import ScriptedSink
+
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("select grandma", TakeKind.COMMAND),
+                         ("yes", TakeKind.COMMAND)):
+        for rate in ENROL_RATES:
+            profile.add(phrase, kind, espeak(phrase, rate))
+    audio = Pcm(silence(1) + espeak("hey juniper, select grandma", SAID_RATE) + silence(1.5)
+                + espeak("yes", SAID_RATE) + silence(1.5), PIPELINE_RATE)
+    sink = ScriptedSink()
+    stats = run_voice(WavSource(pcm=audio), sink, loaded, None, VoiceOptions(profile=profile.path))
+    assert sink.texts[0] == "select grandma"
+    command, answer = stats.heard  # type: ignore[attr-defined]
+    assert [command["engine"], answer["engine"]] == ["closed:templates"] * 2, (command, answer)
+    assert command["ended_early"] and command["timings"]["vad_ms"] < 150, command
+    assert not answer["ended_early"] and answer["timings"]["vad_ms"] >= 300, answer
+
+
+def test_speech_embedded_while_it_is_spoken_is_what_embedding_it_at_the_end_gives() -> None:
+    """The takes embed an utterance ahead as it grows (stt_closed: every 0.5 s): at the end only
+    its last words are embedded, and the result is the whole utterance's, to within the
+    melspectrogram's rounding."""
+    import numpy as np
+
+    from appliance.voice.hearing import templates
+
+    said = templates.speech(espeak("hey juniper, select radio 4 and then scroll down", SAID_RATE))
+    templates._RECENT.clear()
+    whole = templates.features(said)
+    templates._RECENT.clear()
+    for part in (0.3, 0.6, 0.8):
+        templates.features(said[: int(len(said) * part) // 2 * 2])
+    ahead = templates.features(said)
+    assert ahead.shape == whole.shape
+    assert float(np.max(1 - np.sum(ahead * whole, axis=1))) < 0.01  # cosine distances
 
 
 def test_a_slow_command_is_heard_whole_once_its_pauses_are_learned(tmp_path: Path) -> None:

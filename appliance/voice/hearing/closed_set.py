@@ -435,6 +435,15 @@ class SentenceSet:
                 return False
         return True
 
+    def runs_on(self, text: str) -> bool:
+        """Whether a sentence of the set begins with these letters and goes on within the last
+        word ("seven" in "seventeen"): a pause there may be inside that word."""
+        said = " ".join(words(text))
+        order = self._order
+        # After the sentence itself and those going on with a space come those going on in-word.
+        start = bisect.bisect_left(order, (said + chr(ord(" ") + 1), -1))
+        return start < len(order) and order[start][0].startswith(said)
+
     def intent_of(self, text: str) -> str | None:
         """The grammar's intent a sentence of the set asks for (None: not one, or two)."""
         meaning = self._meaning.get(" ".join(words(text)))

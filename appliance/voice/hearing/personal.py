@@ -47,6 +47,11 @@ WAKE_VERIFY_QUIET = 0.5
 may start from their nearest wake take; farther, it is a near miss ("hey june")."""
 WAKE_VERIFY_NOISY = 1.5
 """The same in a noisy room, where noise moves the person's own wake phrase as far as that."""
+END_ON_MATCH = 0.5
+"""How sure (1 at a take, 0 at the bound) a match of the takes must be to end the utterance at
+a pause, when nothing the screen allows goes on from it: else the person's usual wait."""
+END_RIVAL_RATIO = 0.6
+"""And how much nearer than to the next phrase: a first word alone can be near two phrases."""
 NOISY_ROOM_DB = 22.0
 """Speech less than this far above the room's own sound is heard in a noisy room."""
 ENROLLING_STOP_S = 1.2
@@ -77,6 +82,15 @@ def fits_wake(templates: TemplateSet, pcm: bytes) -> bool:
         return True
     noisy = signal_to_noise_db(pcm) < NOISY_ROOM_DB
     return fit <= (WAKE_VERIFY_NOISY if noisy else WAKE_VERIFY_QUIET)
+
+
+def ends_at_match(found: TemplateMatch, sentences: SentenceSet) -> bool:
+    """Whether the takes' match may end the utterance at the pause it was heard in: sure, and
+    no sentence of the screen goes on from it. An answer never does: in slow speech "hey" alone
+    passes for "yes"."""
+    return (found.sureness >= END_ON_MATCH and found.distance <= END_RIVAL_RATIO * found.rival
+            and sentences.intent_of(found.phrase) not in ANSWERS
+            and sentences.said_in_full(found.phrase) and not sentences.runs_on(found.phrase))
 
 
 class PersonalHearing:
@@ -135,7 +149,15 @@ class PersonalHearing:
             log.info("heard by the person's takes, but a sentence not enrolled is spelt too "
                      "near: Whisper decides")
         return self._transcript(found, pcm, (time.monotonic() - start) * 1000,
-                                Doubt.LESS_SURE if near else "")
+                                Doubt.LESS_SURE if near else "",
+                                not near and ends_at_match(found, sentences))
+
+    def warm(self, pcm: bytes) -> None:
+        """Embed the utterance so far while the person speaks (the takes keep what they embed)."""
+        try:
+            self.profile.template_set().embedded(pcm)
+        except Exception as e:  # then `hear` embeds it all at the end, and says what failed
+            log.debug("embedding ahead failed: %s", e)
 
     def verified(self, heard: Transcript, pcm: bytes) -> Transcript:
         """What Whisper heard, its wake phrase vetoed when it fits none of the person's own wake
@@ -168,11 +190,11 @@ class PersonalHearing:
         return not self._spotter_knows[1] or spotter.score(pcm) >= SPOTTER_VETO
 
     def _transcript(self, found: TemplateMatch, pcm: bytes, ms: float,
-                    doubt: str) -> Transcript:
+                    doubt: str, in_full: bool) -> Transcript:
         lead = self.recognizer.wake_phrase + " " if found.wake else ""
-        # Never said in full: a pause in slow speech must not end the segment on a match.
         return Transcript(lead + found.phrase, found.sureness, ms, len(pcm) / 2 / RATE,
-                          engine=TEMPLATE_ENGINE, wake=found.wake, doubt=doubt)
+                          engine=TEMPLATE_ENGINE, wake=found.wake, doubt=doubt,
+                          said_in_full=in_full)
 
     def after(self, heard: Transcript, pcm: bytes, sentences: SentenceSet) -> Transcript:
         """The transcript as passed on: what it teaches noted, or enrolment begun by it."""

@@ -18,6 +18,7 @@ from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
 from appliance.voice.hearing.personal import PersonalHearing, PersonalOptions
 from appliance.voice.hearing.profile import VoiceProfile
 from appliance.voice.hearing.stt_whisper import (
+    RATE,
     EndOfSpeechFrame,
     SpeculatedFrame,
     SpeculateFrame,
@@ -37,6 +38,9 @@ from appliance.voice.sink import (
 )
 
 log = logging.getLogger(__name__)
+
+WARM_BYTES = int(0.5 * RATE) * 2
+"""How much more speech the person's takes embed ahead at a time, while the person speaks."""
 
 
 
@@ -80,6 +84,8 @@ class ClosedSetSTTService(WhisperSTTService):
         self.personal = None if profile is None else PersonalHearing(
             profile, recognizer, self._hearing.submit, self._tell_vad, person or PersonalOptions())
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._warmed = 0  # bytes of this segment the takes have embedded ahead
+        self._warming: asyncio.Future[None] | None = None
 
     def set_speaker(self, say: Callable[[str], None]) -> None:
         """How enrolment's prompts are said (queued as a reply is, the microphone muted)."""
@@ -107,7 +113,7 @@ class ClosedSetSTTService(WhisperSTTService):
                 await self.push_frame(SpeculatedFrame(pause=frame.pause), FrameDirection.UPSTREAM)
             return
         if isinstance(frame, VADUserStartedSpeakingFrame):
-            self._spotted, self._read = False, None
+            self._spotted, self._read, self._warmed = False, None, 0
             self._over_reply = self._replying()
             asyncio.get_running_loop().run_in_executor(self._hearing, self._prepare)
         await super().process_frame(frame, direction)
@@ -126,6 +132,7 @@ class ClosedSetSTTService(WhisperSTTService):
     async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame | None, None]:
         async for frame in super().run_stt(audio):
             yield frame
+        self._warm_templates()
         spotter = self.recognizer.spotter
         if spotter is not None and self._speaking and not self._spotted and not self._over_reply:
             # The spotter reads only the first 2.2 s: scored now, on the hearing thread, its
@@ -134,6 +141,18 @@ class ClosedSetSTTService(WhisperSTTService):
             if self._spotted:
                 asyncio.get_running_loop().run_in_executor(
                     self._hearing, _quietly, spotter.score, bytes(self._buffer[:HEARD_BYTES]))
+
+    def _warm_templates(self) -> None:
+        """Every WARM_BYTES of speech, the person's takes embed it so far, on the hearing thread:
+        at the end only its last words are left to embed."""
+        personal = self.personal
+        if (personal is None or not self._speaking or personal.enrolling or self._over_reply
+                or len(self._buffer) < self._warmed + WARM_BYTES
+                or (self._warming is not None and not self._warming.done())):
+            return
+        self._warmed = len(self._buffer)
+        self._warming = asyncio.get_running_loop().run_in_executor(
+            self._hearing, personal.warm, bytes(self._buffer))
 
     def sentences(self) -> SentenceSet:
         return closed_set(*self._names())

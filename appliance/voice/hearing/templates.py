@@ -11,9 +11,10 @@ wake takes end and their command takes begin.
 from __future__ import annotations
 
 import math
+import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
@@ -56,17 +57,46 @@ def speech(pcm: bytes) -> bytes:
     return float_to_pcm16(trim_silence(pcm16_to_float(pcm)))
 
 
-@lru_cache(maxsize=2)  # the templates hear an utterance, then the wake verifier weighs it
 def features(pcm: bytes) -> Floats:
-    """The speech embeddings (one per 80 ms) of PCM already trimmed, each of unit length."""
+    """The speech embeddings (one per 80 ms) of PCM already trimmed, each of unit length; those
+    of an earlier utterance that began the same are not computed again."""
     try:
         embedder = speech_embedding()
     except ImportError:
         raise VoiceError("learning a voice needs openWakeWord's models (the voice extra: "
                          "bash scripts/setup.sh)") from None
-    embedded = embedder.embed(pcm, FIRST_AUDIBLE)
-    norms = np.linalg.norm(embedded, axis=1, keepdims=True)
-    return np.asarray(embedded / np.maximum(norms, 1e-6), dtype=np.float32)
+    with _RECENT_LOCK:
+        kept = max((_reusable(old, embedded, pcm) for old, embedded in _RECENT),
+                   key=len, default=np.zeros((0, 0), np.float32))
+    fresh = embedder.embed(pcm, FIRST_AUDIBLE + len(kept))
+    norms = np.linalg.norm(fresh, axis=1, keepdims=True)
+    fresh = fresh / np.maximum(norms, 1e-6)
+    found = np.asarray(np.concatenate([kept, fresh]) if len(kept) else fresh, dtype=np.float32)
+    with _RECENT_LOCK:
+        _RECENT.appendleft((pcm, found))
+    return found
+
+
+RECENT_KEPT = 4
+"""Utterances whose embeddings are kept: the one being spoken, its words after the wake phrase,
+and the last one heard (which the wake verifier weighs after the templates)."""
+_RECENT: deque[tuple[bytes, Floats]] = deque(maxlen=RECENT_KEPT)
+_RECENT_LOCK = threading.Lock()
+
+
+def _reusable(old: bytes, embedded: Floats, pcm: bytes) -> Floats:
+    """The embeddings of `old` that `pcm` has too: those whose windows end before the two differ
+    (an embedding reads only the audio before its window's end)."""
+    if old == pcm:
+        return embedded
+    size = min(len(old), len(pcm))
+    differ = np.flatnonzero(np.frombuffer(old[:size], np.uint8) != np.frombuffer(pcm[:size],
+                                                                              np.uint8))
+    same = int(differ[0]) if len(differ) else size
+    count = 0
+    while count < len(embedded) and embedding_end(count) <= same:
+        count += 1
+    return embedded[:count]
 
 
 def embedding_end(index: int) -> int:
@@ -158,16 +188,20 @@ class TemplateSet:
         the person's wake phrase when their wake takes fit its start."""
         if not self.commands:
             return None
-        said = speech(pcm)
-        whole = features(said)
-        if len(whole) == 0:
-            return None
-        rest = self._after_wake(said, whole)
+        whole, rest = self.embedded(pcm)
         if rest is not None:
-            woken = self.match(features(rest), allowed, wake=True)
+            woken = self.match(rest, allowed, wake=True)
             if woken is not None:
                 return woken
         return self.match(whole, allowed, wake=False)
+
+    def embedded(self, pcm: bytes) -> tuple[Floats, Floats | None]:
+        """The utterance's embeddings, and those of its words after the person's wake phrase
+        (None: it does not start with it); while it is spoken, computed ahead for `hear`."""
+        said = speech(pcm)
+        whole = features(said)
+        rest = self._after_wake(said, whole) if len(whole) else None
+        return whole, None if rest is None else features(rest)
 
     def match(self, utterance: Floats, allowed: Callable[[str], bool],
               wake: bool = False) -> TemplateMatch | None:

@@ -367,13 +367,17 @@ def main() -> None:
     parser.add_argument("--per", type=int, default=4)
     parser.add_argument("--voices", type=int, default=0)
     parser.add_argument("--work", type=Path, default=default_workdir())
+    parser.add_argument("--conditions", default=",".join(CONDITIONS),
+                        help="comma-separated, of " + ", ".join(CONDITIONS))
     args = parser.parse_args()
+    conditions = tuple(c for c in CONDITIONS if c in args.conditions.split(","))
 
     def progress(line: str) -> None:
         print(f"bench voice-enrolled: {line}", file=sys.stderr, flush=True)
 
     part: Part = "tune" if args.part == "tune" else "heldout"
-    print(json.dumps(run_arm(args.arm, part, args.per, args.voices, args.work, progress)))
+    print(json.dumps(run_arm(args.arm, part, args.per, args.voices, args.work, progress,
+                             conditions)))
 
 
 if __name__ == "__main__":
