@@ -249,6 +249,52 @@ def test_use_teaches_the_profile_and_an_undo_unteaches_it(tmp_path: Path) -> Non
     assert all(t.kind == TakeKind.COMMAND for t in profile.takes())
 
 
+def test_a_confirmed_command_after_the_wake_phrase_teaches_its_words_and_the_wake_phrase(
+        tmp_path: Path, loaded: Any) -> None:
+    """"hey juniper, click send", doubted and then confirmed: the command's take holds only
+    "click send" (a take with the wake phrase in it would widen that phrase's bound), and the
+    wake phrase becomes a wake take of its own; without wake takes to split by, nothing."""
+    from appliance.policy.doubts import Doubt
+    from appliance.voice.hearing.closed_set import closed_set
+    from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
+    from appliance.voice.hearing.personal import PersonalHearing, PersonalOptions
+    from appliance.voice.hearing.stt_whisper import RATE, TRAILING_BYTES, Transcript
+
+    def seconds(pcm: bytes) -> float:
+        return len(pcm) / 2 / RATE
+
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for rate in ENROL_RATES:
+        profile.add("hey juniper", TakeKind.WAKE, espeak("hey juniper", rate))
+    learned: list[str] = []
+    hearing = PersonalHearing(profile, ClosedWhisperRecognizer(loaded.whisper),
+                              lambda f, *a: f(*a), lambda _s: None,
+                              PersonalOptions(on_learned=learned.append))
+    sentences = closed_set(("Send",), ("Send",))
+    said = espeak("hey juniper, click send", SAID_RATE) + bytes(TRAILING_BYTES)
+    doubted = Transcript("hey juniper click send", 0.4, 0.0, seconds(said),
+                         engine="closed:whisper", wake=True, doubt=Doubt.LESS_SURE)
+    hearing.after(doubted, said, sentences)
+    yes = espeak("yes", SAID_RATE)
+    hearing.after(Transcript("yes", 0.9, 0.0, seconds(yes), engine="closed:whisper"), yes,
+                  sentences)
+    assert learned == ["click send", "hey juniper"]
+    takes = {t.phrase: t for t in profile.takes() if t.source == TakeSource.LEARNED}
+    assert takes["click send"].kind == TakeKind.COMMAND and takes["click send"].pending
+    assert takes["hey juniper"].kind == TakeKind.WAKE and takes["hey juniper"].pending
+    alone = {p: seconds(espeak(p, SAID_RATE)) for p in ("click send", "hey juniper")}
+    for phrase, length in alone.items():
+        assert abs(takes[phrase].seconds - length) < 0.4, (phrase, takes[phrase].seconds, length)
+    # No wake takes to find where the command begins: nothing is learned from it.
+    bare = VoiceProfile(tmp_path / "bare.voice.sqlite")
+    untaught = PersonalHearing(bare, ClosedWhisperRecognizer(loaded.whisper),
+                               lambda f, *a: f(*a), lambda _s: None, PersonalOptions())
+    untaught.after(doubted, said, sentences)
+    untaught.after(Transcript("yes", 0.9, 0.0, seconds(yes), engine="closed:whisper"), yes,
+                   sentences)
+    assert bare.takes() == []
+
+
 def test_bad_takes_are_one_line_and_add_nothing(tmp_path: Path) -> None:
     kiosk = Kiosk(tmp_path, messages())
     good = wav(tmp_path / "good.wav", espeak("click send", 150))
@@ -362,7 +408,9 @@ def test_the_switch_pauses_skips_and_stops_learning_the_voice(tmp_path: Path) ->
     assert said[-1] == PAUSED and hearing.enrolment == "paused" and not hearing.enrolling
     assert waits[-1] == 0.35, "paused: the wait after speech is the usual one"
     heard = hearing.hear(espeak("hey juniper", 150), sentences, over_reply=False)
-    assert heard is None, "two wake takes are no phrase to hear by yet"
+    assert heard is not None and heard.text == "hey juniper" and heard.wake, \
+        "paused: heard as usual (the wake phrase alone, by its two takes), not taken"
+    assert len(profile.takes("hey juniper")) == 2
     hearing.control("pause")  # pressed twice: still paused, nothing said again
     assert said[-1] == PAUSED and len([s for s in said if s == PAUSED]) == 1
     hearing.control("start")
@@ -409,6 +457,30 @@ def test_an_answer_after_a_wake_phrase_is_left_to_whisper(tmp_path: Path) -> Non
     woken = hearing.hear(espeak("hey juniper, click send", SAID_RATE), sentences, False)
     assert woken is not None and woken.text == "hey juniper click send" and woken.wake
     assert hearing.hear(espeak("hey juniper, no", SAID_RATE), sentences, False) is None
+
+
+def test_the_wake_phrase_said_alone_is_heard_by_the_takes_and_a_near_miss_is_not(
+        tmp_path: Path, loaded: Any) -> None:
+    """A pause after "hey juniper" needs no Whisper decode when the person's wake takes hear
+    it whole, before the lone command enrolled (a decode there would hold up the command said
+    next); "hi jupiter" alone is not taken for it."""
+    from appliance.voice.hearing.closed_set import closed_set
+    from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
+    from appliance.voice.hearing.personal import TEMPLATE_ENGINE, PersonalHearing, PersonalOptions
+
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("click send", TakeKind.COMMAND)):
+        for rate in ENROL_RATES:
+            profile.add(phrase, kind, espeak(phrase, rate))
+    hearing = PersonalHearing(profile, ClosedWhisperRecognizer(loaded.whisper),
+                              lambda *a: None, lambda _s: None, PersonalOptions())
+    sentences = closed_set(("Send",), ("Send",))
+    alone = hearing.hear(espeak("hey juniper", SAID_RATE), sentences, over_reply=False)
+    assert alone is not None and alone.text == "hey juniper" and alone.wake, alone
+    assert alone.engine == TEMPLATE_ENGINE and not alone.said_in_full
+    for near in ("hi jupiter", "hey jennifer"):  # (the one command, with no rival, may fit)
+        heard = hearing.hear(espeak(near, SAID_RATE), sentences, over_reply=False)
+        assert heard is None or not heard.wake, near
 
 
 def test_the_persons_wake_takes_turn_away_a_near_miss_whisper_took_for_the_wake_phrase(

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from appliance.voice.hearing.profile import VoiceProfile
+from appliance.voice.hearing.profile import TakeKind, VoiceProfile
 from appliance.voice.hearing.templates import MIN_TAKES
 
 log = logging.getLogger(__name__)
@@ -26,12 +26,14 @@ UNDO = "undo"
 
 @dataclass(frozen=True)
 class Said:
-    """One command as heard: its sentence, its audio, and the take that heard it (0: Whisper)."""
+    """One command as heard: its sentence, its audio, the take that heard it (0: Whisper), and
+    the audio of the wake phrase said before it (b"": none)."""
 
     phrase: str
     pcm: bytes
     take: int
     at: float
+    wake: bytes = b""
 
 
 class Learning:
@@ -39,8 +41,9 @@ class Learning:
 
     def __init__(self, profile: VoiceProfile, run_later: Callable[..., Any],
                  on_learned: Callable[[str], None] | None = None,
-                 now: Callable[[], float] = time.monotonic) -> None:
+                 now: Callable[[], float] = time.monotonic, wake_phrase: str = "") -> None:
         self.profile = profile
+        self._wake_phrase = wake_phrase
         self._run_later = run_later
         self._on_learned = on_learned
         self._now = now
@@ -50,9 +53,10 @@ class Learning:
         self._acted: list[Said] = []  # carried out, not yet a minute old
 
     def heard(self, phrase: str, pcm: bytes, intent: str | None, doubted: bool,
-              take: int = 0) -> None:
-        """One transcript: `phrase` the sentence heard (no wake phrase), `intent` the grammar's."""
-        said = Said(phrase, pcm, take, self._now())
+              take: int = 0, wake: bytes = b"") -> None:
+        """One transcript: `phrase` the sentence heard, `pcm` its audio (neither with the wake
+        phrase), `intent` the grammar's; `wake` the wake phrase's audio before it."""
+        said = Said(phrase, pcm, take, self._now(), wake)
         with self._lock:
             self._mature()
             asked, self._asked, self._waiting = self._asked, None, None
@@ -85,13 +89,21 @@ class Learning:
                 self._run_later(self._learn, kept)
 
     def _learn(self, said: Said) -> None:
+        """The command's take, and the wake phrase's before it: a wake confirmed by use teaches
+        the person's wake verifier as a command teaches the templates."""
+        if said.pcm:
+            self._learn_take(said.phrase, said.pcm, TakeKind.COMMAND)
+        if said.wake and self._wake_phrase:
+            self._learn_take(self._wake_phrase, said.wake, TakeKind.WAKE)
+
+    def _learn_take(self, phrase: str, pcm: bytes, kind: TakeKind) -> None:
         try:
-            self.profile.learn(said.phrase, said.pcm)
+            self.profile.learn(phrase, pcm, kind)
         except Exception as e:  # a take that cannot be learned from is only not learned
             log.info("a take was not learned: %s", e)
             return
         if self._on_learned is not None:
-            self._on_learned(said.phrase)
+            self._on_learned(phrase)
 
     def _drop(self, said: Said) -> None:
         """The take that heard an undone command, unless the phrase would then have too few

@@ -23,9 +23,9 @@ from appliance.voice.hearing.enrolling import (
 )
 from appliance.voice.hearing.learning import Learning
 from appliance.voice.hearing.profile import VoiceProfile
-from appliance.voice.hearing.stt_whisper import PREROLL_S, RATE, Transcript
+from appliance.voice.hearing.stt_whisper import PREROLL_S, RATE, Transcript, as_captured
 from appliance.voice.hearing.take_audio import signal_to_noise_db
-from appliance.voice.hearing.templates import TemplateMatch, TemplateSet
+from appliance.voice.hearing.templates import WAKE_SPREAD_FACTOR, TemplateMatch, TemplateSet
 from appliance.voice.sink import EnrolAction, EnrolState
 
 log = logging.getLogger(__name__)
@@ -78,10 +78,14 @@ def fits_wake(templates: TemplateSet, pcm: bytes) -> bool:
     """Whether the utterance starts the way the person says their wake phrase, as far as their
     wake takes tell (True: no wake takes to tell by)."""
     fit = templates.wake_fit(pcm)
-    if fit is None:
-        return True
+    return fit is None or fit <= wake_bound(pcm)
+
+
+def wake_bound(pcm: bytes) -> float:
+    """How far (in spreads of their wake takes) the person's wake phrase may be from their
+    nearest wake take, in the room this utterance was said in."""
     noisy = signal_to_noise_db(pcm) < NOISY_ROOM_DB
-    return fit <= (WAKE_VERIFY_NOISY if noisy else WAKE_VERIFY_QUIET)
+    return WAKE_VERIFY_NOISY if noisy else WAKE_VERIFY_QUIET
 
 
 def ends_at_match(found: TemplateMatch, sentences: SentenceSet) -> bool:
@@ -104,7 +108,8 @@ class PersonalHearing:
         self.options = options
         self.say: Callable[[str], None] | None = None
         self._tell_vad = tell_vad
-        self._learning = (Learning(profile, run_later, options.on_learned)
+        self._learning = (Learning(profile, run_later, options.on_learned,
+                                   wake_phrase=recognizer.wake_phrase)
                           if options.learning else None)
         self._take = 0  # the take that heard the last utterance the templates matched
         self._spotter_knows: tuple[int, bool] | None = None  # (profile generation, verdict)
@@ -132,11 +137,14 @@ class PersonalHearing:
         start = time.monotonic()
         try:
             templates = self.profile.template_set()
-            found = templates.hear(pcm, lambda phrase: phrase in sentences)
+            alone = self._wake_alone(templates, pcm, start)
+            found = None if alone else templates.hear(pcm, lambda phrase: phrase in sentences)
         except Exception as e:  # a damaged profile: Whisper alone hears, as before enrolment
             log.warning("the voice profile could not be used: %s", e)
             return None
-        if found is None or (found.wake and not self._wake_spotted(pcm)):
+        if alone is not None or found is None:
+            return alone
+        if found.wake and not self._wake_spotted(pcm):
             return None
         if found.wake and sentences.intent_of(found.phrase) in ANSWERS:
             return None
@@ -152,10 +160,24 @@ class PersonalHearing:
                                 Doubt.LESS_SURE if near else "",
                                 not near and ends_at_match(found, sentences))
 
+    def _wake_alone(self, templates: TemplateSet, pcm: bytes, start: float) -> Transcript | None:
+        """The wake phrase said alone, as the person's wake takes hear it (before any command:
+        near a lone command, it may fit that too): a pause after it, as there often is, then
+        needs no Whisper, whose decode would hold up the command said next."""
+        fit = templates.wake_fit(pcm, whole=True)
+        if (fit is None or fit > min(WAKE_SPREAD_FACTOR, wake_bound(as_captured(pcm)))
+                or not self._wake_spotted(pcm)):
+            return None
+        return Transcript(self.recognizer.wake_phrase, max(0.0, 1.0 - fit),
+                          (time.monotonic() - start) * 1000, len(pcm) / 2 / RATE,
+                          engine=TEMPLATE_ENGINE, wake=True)
+
     def warm(self, pcm: bytes) -> None:
-        """Embed the utterance so far while the person speaks (the takes keep what they embed)."""
+        """Embed the utterance so far while the person speaks (the takes keep what they embed),
+        and judge the spotter against the person's wake takes if the profile changed."""
         try:
             self.profile.template_set().embedded(pcm)
+            self._spotter_knows_voice()
         except Exception as e:  # then `hear` embeds it all at the end, and says what failed
             log.debug("embedding ahead failed: %s", e)
 
@@ -181,13 +203,21 @@ class PersonalHearing:
         spotter = self.recognizer.spotter
         if spotter is None:
             return True
+        return not self._spotter_knows_voice() or spotter.score(pcm) >= SPOTTER_VETO
+
+    def _spotter_knows_voice(self) -> bool:
+        """Whether the wake spotter takes the person's own wake takes (scored once a profile
+        change, about 0.1 s a take: while the person speaks, by `warm`)."""
+        spotter = self.recognizer.spotter
+        if spotter is None:
+            return True
         generation = self.profile.generation()
         if self._spotter_knows is None or self._spotter_knows[0] != generation:
             scores = [spotter.score(bytes(int(PREROLL_S * RATE) * 2) + take)
                       for take in self.profile.wake_audio()]
             knows = bool(scores) and float(np.median(scores)) >= SPOTTER_VETO
             self._spotter_knows = (generation, knows)
-        return not self._spotter_knows[1] or spotter.score(pcm) >= SPOTTER_VETO
+        return self._spotter_knows[1]
 
     def _transcript(self, found: TemplateMatch, pcm: bytes, ms: float,
                     doubt: str, in_full: bool) -> Transcript:
@@ -204,8 +234,21 @@ class PersonalHearing:
             return self._start_enrolling(heard)
         if self._learning is not None and heard.engine in ("closed:whisper", TEMPLATE_ENGINE):
             take = self._take if heard.engine == TEMPLATE_ENGINE else 0
-            self._learning.heard(said, pcm, intent, bool(heard.doubt), take)
+            command, wake = self._parts(pcm, bool(heard.wake))
+            self._learning.heard(said, command, intent, bool(heard.doubt), take, wake)
         return heard
+
+    def _parts(self, pcm: bytes, woken: bool) -> tuple[bytes, bytes]:
+        """The command's audio and the wake phrase's before it, split where the person's wake
+        takes end; a command whose wake phrase is not found teaches nothing (b"", b"")."""
+        if not woken:
+            return pcm, b""
+        try:
+            split = self.profile.template_set().wake_split(pcm)
+        except Exception as e:  # a damaged profile: nothing is learned from this utterance
+            log.warning("the voice profile could not be used: %s", e)
+            return b"", b""
+        return (b"", b"") if split is None else (split[1], split[0])
 
     def replied(self, acted: bool) -> None:
         if self._learning is not None:

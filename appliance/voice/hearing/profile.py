@@ -212,11 +212,11 @@ class VoiceProfile:
             self._bump(db)
         return done
 
-    def learn(self, phrase: str, pcm: bytes) -> Take:
+    def learn(self, phrase: str, pcm: bytes, kind: TakeKind = TakeKind.COMMAND) -> Take:
         """A take heard in use and confirmed by a yes: pending, unless a pending take of the
         same phrase was confirmed before (a second confirmation promotes both)."""
         earlier = [t for t in self.takes(phrase) if t.pending]
-        take = self.add(phrase, TakeKind.COMMAND, pcm, TakeSource.LEARNED, pending=not earlier)
+        take = self.add(phrase, kind, pcm, TakeSource.LEARNED, pending=not earlier)
         if earlier:
             for t in earlier:
                 self.approve(t.id)

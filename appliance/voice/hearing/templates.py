@@ -224,24 +224,39 @@ class TemplateSet:
             return None
         return TemplateMatch(phrase, wake, best, bound, rival, takes[phrase])
 
-    def wake_fit(self, pcm: bytes) -> float | None:
-        """How far the utterance's start is from the person's nearest wake take, in units of
-        their wake takes' own spread (None: no wake takes to go by)."""
+    def wake_fit(self, pcm: bytes, whole: bool = False) -> float | None:
+        """How far the utterance's start (`whole`: all of it) is from the person's nearest wake
+        take, in units of their wake takes' own spread (None: no wake takes to go by)."""
         if not self.wake or self.wake_spread is None:
             return None
         embedded = features(speech(pcm))
         if len(embedded) == 0:
             return math.inf
-        return float(np.min(self._wake_costs(embedded))) / max(self.wake_spread, MIN_SPREAD)
+        costs = self._wake_costs(embedded)
+        return float(costs[-1] if whole else np.min(costs)) / max(self.wake_spread, MIN_SPREAD)
 
     def _wake_costs(self, embedded: Floats) -> Floats:
         """For each prefix of the utterance, its cost against the nearest wake take."""
         costs = np.min(np.stack([warp(t.embeddings, embedded) for t in self.wake]), axis=0)
         return np.asarray(costs, dtype=np.float32)
 
+    def wake_split(self, pcm: bytes) -> tuple[bytes, bytes] | None:
+        """The utterance's wake phrase and the words after it, split where the person's wake
+        takes end in it (None: they do not fit its start)."""
+        said = speech(pcm)
+        embedded = features(said)
+        end = self._wake_end(said, embedded) if len(embedded) else None
+        return None if end is None else (said[:end], speech(said[end:]))
+
     def _after_wake(self, said: bytes, embedded: Floats) -> bytes | None:
         """The speech after the person's wake phrase, when one of their wake takes fits the
         utterance's start within the wake phrase's bound; else None."""
+        end = self._wake_end(said, embedded)
+        return None if end is None else speech(said[end:])
+
+    def _wake_end(self, said: bytes, embedded: Floats) -> int | None:
+        """Where (bytes) the person's wake phrase ends in the speech, when one of their wake
+        takes fits its start within the wake phrase's bound, a command's length before its end."""
         if not self.wake or self.wake_spread is None:
             return None
         costs = self._wake_costs(embedded)
@@ -251,7 +266,7 @@ class TemplateSet:
         end = min(ends, key=lambda j: float(costs[j]))
         if costs[end] > WAKE_SPREAD_FACTOR * max(self.wake_spread, MIN_SPREAD):
             return None
-        return speech(said[embedding_end(end):])
+        return embedding_end(end)
 
 
 def spread(takes: Sequence[Floats]) -> float:
