@@ -73,7 +73,8 @@ def features(pcm: bytes) -> Floats:
     fresh = fresh / np.maximum(norms, 1e-6)
     found = np.asarray(np.concatenate([kept, fresh]) if len(kept) else fresh, dtype=np.float32)
     with _RECENT_LOCK:
-        _RECENT.appendleft((pcm, found))
+        if all(old != pcm for old, _ in _RECENT):
+            _RECENT.appendleft((pcm, found))
     return found
 
 
