@@ -30,17 +30,27 @@ ROOM_FRAME = int(0.02 * PIPELINE_RATE)
 """The stretch of audio whose loudness is measured, to tell speech from the room's own sound."""
 
 
+DIGITAL_SILENCE = 1e-6
+"""A 20 ms stretch this quiet (RMS, full scale 1) is digital silence, never a microphone's."""
+
+
 def signal_to_noise_db(pcm: bytes) -> float:
     """How far an utterance's loud stretches stand above its quietest (the room between and
-    around the words), in dB; inf when the quietest are silent."""
+    around the words), in dB, digital silence around it left out; inf when the quietest are
+    silent."""
     samples = pcm16_to_float(pcm)
     frames = len(samples) // ROOM_FRAME
     if frames < 2:
         return math.inf
     level = np.sqrt(np.mean(samples[: frames * ROOM_FRAME].reshape(frames, ROOM_FRAME) ** 2,
                             axis=1))
+    # Digital silence around it (padding, an input muted before or after) is no room at all.
+    sounding = np.flatnonzero(level > DIGITAL_SILENCE)
+    if len(sounding) < 2:
+        return math.inf
+    level = level[sounding[0]: sounding[-1] + 1]
     quiet, loud = float(np.percentile(level, 10)), float(np.percentile(level, 90))
-    return math.inf if quiet <= 1e-6 else 20 * math.log10(max(loud, quiet) / quiet)
+    return math.inf if quiet <= DIGITAL_SILENCE else 20 * math.log10(max(loud, quiet) / quiet)
 
 
 def check_take(pcm: bytes) -> bytes:

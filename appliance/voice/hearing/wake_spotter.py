@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import threading
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -57,6 +58,9 @@ class SpeechEmbedding:
         self._mel = self._interpreter(_MODELS_DIR / "melspectrogram.tflite")
         self._emb = self._interpreter(_MODELS_DIR / "embedding_model.tflite")
         self._shapes: dict[int, tuple[int, ...]] = {}
+        # One per process, and an interpreter is not thread-safe: an embedding computed ahead
+        # may still run when the next pipeline's hearing thread starts.
+        self._lock = threading.Lock()
 
     def _interpreter(self, path: Path) -> Any:
         lib = self._lib
@@ -64,7 +68,11 @@ class SpeechEmbedding:
                                            None)
 
     def _run(self, interpreter: Any, x: npt.NDArray[np.floating[Any]]) -> Floats:
-        lib, x = self._lib, np.ascontiguousarray(x, dtype=np.float32)
+        with self._lock:
+            return self._invoke(interpreter, np.ascontiguousarray(x, dtype=np.float32))
+
+    def _invoke(self, interpreter: Any, x: npt.NDArray[np.float32]) -> Floats:
+        lib = self._lib
         if self._shapes.get(interpreter) != x.shape:
             dims = (ctypes.c_int32 * x.ndim)(*x.shape)
             lib.TfLiteInterpreterResizeInputTensor(interpreter, 0, dims, x.ndim)
