@@ -426,9 +426,7 @@ def test_the_switch_pauses_skips_and_stops_learning_the_voice(tmp_path: Path) ->
     assert said[-1] == PAUSED and hearing.enrolment == "paused" and not hearing.enrolling
     assert waits[-1] == 0.35, "paused: the wait after speech is the usual one"
     heard = hearing.hear(espeak("hey juniper", 150), sentences, over_reply=False)
-    assert heard is not None and heard.text == "hey juniper" and heard.wake, \
-        "paused: heard as usual (the wake phrase alone, by its two takes), not taken"
-    assert len(profile.takes("hey juniper")) == 2
+    assert heard is None, "two wake takes are no phrase to hear by yet"
     hearing.control("pause")  # pressed twice: still paused, nothing said again
     assert said[-1] == PAUSED and len([s for s in said if s == PAUSED]) == 1
     hearing.control("start")
@@ -475,30 +473,6 @@ def test_an_answer_after_a_wake_phrase_is_left_to_whisper(tmp_path: Path) -> Non
     woken = hearing.hear(espeak("hey juniper, click send", SAID_RATE), sentences, False)
     assert woken is not None and woken.text == "hey juniper click send" and woken.wake
     assert hearing.hear(espeak("hey juniper, no", SAID_RATE), sentences, False) is None
-
-
-def test_the_wake_phrase_said_alone_is_heard_by_the_takes_and_a_near_miss_is_not(
-        tmp_path: Path, loaded: Any) -> None:
-    """A pause after "hey juniper" needs no Whisper decode when the person's wake takes hear
-    it whole, before the lone command enrolled (a decode there would hold up the command said
-    next); "hi jupiter" alone is not taken for it."""
-    from appliance.voice.hearing.closed_set import closed_set
-    from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
-    from appliance.voice.hearing.personal import TEMPLATE_ENGINE, PersonalHearing, PersonalOptions
-
-    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
-    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("click send", TakeKind.COMMAND)):
-        for rate in ENROL_RATES:
-            profile.add(phrase, kind, espeak(phrase, rate))
-    hearing = PersonalHearing(profile, ClosedWhisperRecognizer(loaded.whisper),
-                              lambda *a: None, lambda _s: None, PersonalOptions())
-    sentences = closed_set(("Send",), ("Send",))
-    alone = hearing.hear(espeak("hey juniper", SAID_RATE), sentences, over_reply=False)
-    assert alone is not None and alone.text == "hey juniper" and alone.wake, alone
-    assert alone.engine == TEMPLATE_ENGINE and not alone.said_in_full
-    for near in ("hi jupiter", "hey jennifer"):  # (the one command, with no rival, may fit)
-        heard = hearing.hear(espeak(near, SAID_RATE), sentences, over_reply=False)
-        assert heard is None or not heard.wake, near
 
 
 def test_the_persons_wake_takes_turn_away_a_near_miss_whisper_took_for_the_wake_phrase(

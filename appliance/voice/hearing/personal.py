@@ -23,9 +23,9 @@ from appliance.voice.hearing.enrolling import (
 )
 from appliance.voice.hearing.learning import Learning
 from appliance.voice.hearing.profile import VoiceProfile
-from appliance.voice.hearing.stt_whisper import PREROLL_S, RATE, Transcript, as_captured
+from appliance.voice.hearing.stt_whisper import PREROLL_S, RATE, Transcript
 from appliance.voice.hearing.take_audio import signal_to_noise_db
-from appliance.voice.hearing.templates import WAKE_SPREAD_FACTOR, TemplateMatch, TemplateSet
+from appliance.voice.hearing.templates import TemplateMatch, TemplateSet
 from appliance.voice.sink import EnrolAction, EnrolState
 
 log = logging.getLogger(__name__)
@@ -137,14 +137,11 @@ class PersonalHearing:
         start = time.monotonic()
         try:
             templates = self.profile.template_set()
-            alone = self._wake_alone(templates, pcm, start)
-            found = None if alone else templates.hear(pcm, lambda phrase: phrase in sentences)
+            found = templates.hear(pcm, lambda phrase: phrase in sentences)
         except Exception as e:  # a damaged profile: Whisper alone hears, as before enrolment
             log.warning("the voice profile could not be used: %s", e)
             return None
-        if alone is not None or found is None:
-            return alone
-        if found.wake and not self._wake_spotted(pcm):
+        if found is None or (found.wake and not self._wake_spotted(pcm)):
             return None
         if found.wake and sentences.intent_of(found.phrase) in ANSWERS:
             return None
@@ -159,18 +156,6 @@ class PersonalHearing:
         return self._transcript(found, pcm, (time.monotonic() - start) * 1000,
                                 Doubt.LESS_SURE if near else "",
                                 not near and ends_at_match(found, sentences))
-
-    def _wake_alone(self, templates: TemplateSet, pcm: bytes, start: float) -> Transcript | None:
-        """The wake phrase said alone, as the person's wake takes hear it (before any command:
-        near a lone command, it may fit that too): a pause after it, as there often is, then
-        needs no Whisper, whose decode would hold up the command said next."""
-        fit = templates.wake_fit(pcm, whole=True)
-        if (fit is None or fit > min(WAKE_SPREAD_FACTOR, wake_bound(as_captured(pcm)))
-                or not self._wake_spotted(pcm)):
-            return None
-        return Transcript(self.recognizer.wake_phrase, max(0.0, 1.0 - fit),
-                          (time.monotonic() - start) * 1000, len(pcm) / 2 / RATE,
-                          engine=TEMPLATE_ENGINE, wake=True)
 
     def warm(self, pcm: bytes) -> None:
         """Embed the utterance so far while the person speaks (the takes keep what they embed),

@@ -225,16 +225,15 @@ class TemplateSet:
             return None
         return TemplateMatch(phrase, wake, best, bound, rival, takes[phrase])
 
-    def wake_fit(self, pcm: bytes, whole: bool = False) -> float | None:
-        """How far the utterance's start (`whole`: all of it) is from the person's nearest wake
-        take, in units of their wake takes' own spread (None: no wake takes to go by)."""
+    def wake_fit(self, pcm: bytes) -> float | None:
+        """How far the utterance's start is from the person's nearest wake take, in units of
+        their wake takes' own spread (None: no wake takes to go by)."""
         if not self.wake or self.wake_spread is None:
             return None
         embedded = features(speech(pcm))
         if len(embedded) == 0:
             return math.inf
-        costs = self._wake_costs(embedded)
-        return float(costs[-1] if whole else np.min(costs)) / max(self.wake_spread, MIN_SPREAD)
+        return float(np.min(self._wake_costs(embedded))) / max(self.wake_spread, MIN_SPREAD)
 
     def _wake_costs(self, embedded: Floats) -> Floats:
         """For each prefix of the utterance, its cost against the nearest wake take."""
