@@ -497,6 +497,9 @@ def run(
 def enroll(
     files: Annotated[list[Path] | None, typer.Argument(help="WAV files, one take each")] = None,
     wake: Annotated[bool, typer.Option("--wake", help="the files are the wake phrase")] = False,
+    speech: Annotated[
+        bool, typer.Option("--speech", help="the files are the person talking freely")
+    ] = False,
     phrase: Annotated[
         str | None, typer.Option("--phrase", help="the command the files say")
     ] = None,
@@ -509,15 +512,16 @@ def enroll(
     as_json: JsonOpt = False,
 ) -> None:
     """Teach the appliance the person's own voice: their takes of the wake phrase
-    (`--wake A.wav ...`) or of a command (`--phrase "tick urgent" A.wav ...`), kept on this
-    device beside the journal, never in it; `--list` shows them, `--forget [--phrase P]`
-    removes them."""
+    (`--wake A.wav ...`), of a command (`--phrase "tick urgent" A.wav ...`) or of them talking
+    freely (`--speech A.wav ...`, up to 30 s each, which the wake phrase is told apart from),
+    kept on this device beside the journal, never in it; `--list` shows them,
+    `--forget [--phrase P]` removes them."""
     from appliance.journal.store import voice_profile_path
     from appliance.voice.enrolment import enrol_files
-    from appliance.voice.hearing.profile import VoiceProfile
+    from appliance.voice.hearing.profile import TakeKind, VoiceProfile
 
-    chosen = [name for name, on in (("--wake", wake), ("--list", show), ("--forget", forget))
-              if on]
+    chosen = [name for name, on in (("--wake", wake), ("--speech", speech), ("--list", show),
+                                    ("--forget", forget)) if on]
     if len(chosen) > 1:
         raise CliError(f"choose one of {', '.join(chosen)}")
     profile = VoiceProfile(voice_profile_path(store))
@@ -534,13 +538,13 @@ def enroll(
             return
         _print_takes(profile, as_json)
         return
-    if not wake and phrase is None:
-        raise CliError("say what the files are: --wake, or --phrase \"the command\"")
-    if wake and phrase is not None:
-        raise CliError("--wake and --phrase: the files are one or the other")
+    if not (wake or speech) and phrase is None:
+        raise CliError("say what the files are: --wake, --speech, or --phrase \"the command\"")
+    if (wake or speech) and phrase is not None:
+        raise CliError(f"{chosen[0]} and --phrase: the files are one or the other")
+    kind = TakeKind.WAKE if wake else TakeKind.SPEECH if speech else TakeKind.COMMAND
     journal = open_journal(store)
-    done = enrol_files(profile, None if wake else phrase, journal.settings().wake_phrase,
-                       files or [])
+    done = enrol_files(profile, kind, phrase, journal.settings().wake_phrase, files or [])
     journal.voice_takes_added(done.phrase, done.kind.value, len(done.takes), "enrolled",
                               by=caregiver_name(by))
     count = len(profile.takes(done.phrase))
@@ -564,8 +568,8 @@ def _print_takes(profile: Any, as_json: bool) -> None:
     for (kind, said), group in counts.items():
         waiting = sum(t.pending for t in group)
         extra = f", {waiting} waiting for a second yes" if waiting else ""
-        typer.echo(f"{said} ({'wake phrase' if kind == 'wake' else 'command'}): "
-                   f"{len(group)} take{'' if len(group) == 1 else 's'}{extra}")
+        what = {"wake": "wake phrase", "speech": "free speech"}.get(kind, "command")
+        typer.echo(f"{said} ({what}): {len(group)} take{'' if len(group) == 1 else 's'}{extra}")
 
 
 @switch_app.command("probe")

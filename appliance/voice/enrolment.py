@@ -10,8 +10,8 @@ from pathlib import Path
 from appliance.voice.audio.pcm import PIPELINE_RATE, load_wav
 from appliance.voice.errors import BadTake, VoiceError
 from appliance.voice.hearing.enrolling import sayable
-from appliance.voice.hearing.profile import Take, TakeKind, VoiceProfile
-from appliance.voice.hearing.take_audio import check_take
+from appliance.voice.hearing.profile import FREE_SPEECH, Take, TakeKind, VoiceProfile
+from appliance.voice.hearing.take_audio import LONGEST_S, LONGEST_SPEECH_S, check_take
 from appliance.voice.hearing.wake import WakeGate
 
 
@@ -22,16 +22,20 @@ class Enrolled:
     takes: list[Take]
 
 
-def enrol_files(profile: VoiceProfile, phrase: str | None, wake_phrase: str,
+def enrol_files(profile: VoiceProfile, kind: TakeKind, phrase: str | None, wake_phrase: str,
                 files: Sequence[Path]) -> Enrolled:
-    """Each WAV file a take of `phrase` (None: of the wake phrase); a bad file or phrase is one
-    VoiceError naming it, and then nothing is added."""
+    """Each WAV file a take of the wake phrase, of the command `phrase`, or of the person
+    talking freely; a bad file or phrase is one VoiceError naming it, and then nothing is
+    added."""
     if not files:
         raise VoiceError("give at least one WAV file of the person saying it")
-    if phrase is None:
-        kind, said = TakeKind.WAKE, " ".join(WakeGate(wake_phrase).phrase_words)
+    if kind == TakeKind.WAKE:
+        said = " ".join(WakeGate(wake_phrase).phrase_words)
+    elif kind == TakeKind.SPEECH:
+        said = FREE_SPEECH
     else:
-        kind, said = TakeKind.COMMAND, " ".join(phrase.casefold().split())
+        assert phrase is not None
+        said = " ".join(phrase.casefold().split())
         if not sayable(said):
             raise VoiceError(f"'{said}' is not a command the appliance knows; enrol what the "
                              "person says to it, such as 'click send' or 'scroll down'")
@@ -39,7 +43,7 @@ def enrol_files(profile: VoiceProfile, phrase: str | None, wake_phrase: str,
     for path in files:
         pcm = load_wav(path, PIPELINE_RATE).data
         try:
-            check_take(pcm)
+            check_take(pcm, LONGEST_SPEECH_S if kind == TakeKind.SPEECH else LONGEST_S)
         except BadTake as e:
             raise VoiceError(f"{path.name}: {e}; nothing was added") from None
         pcms.append(pcm)

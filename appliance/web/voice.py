@@ -53,8 +53,12 @@ class PhraseRow:
     address, so the words said never appear in an address (nor in an access log)."""
 
     phrase: str
-    wake: bool
+    kind: TakeKind
     takes: list[TakeRow]
+
+    @property
+    def wake(self) -> bool:
+        return self.kind == TakeKind.WAKE
 
     @property
     def key(self) -> int:
@@ -62,6 +66,8 @@ class PhraseRow:
 
     @property
     def title(self) -> str:
+        if self.kind == TakeKind.SPEECH:
+            return "The person talking freely (the wake phrase is told apart from it)"
         return f"\u201c{self.phrase}\u201d" + (" (the wake phrase)" if self.wake else "")
 
     @property
@@ -77,16 +83,19 @@ class PhraseRow:
         return f"{plural(len(self.takes), 'take')}: {', '.join(parts)}{more}"
 
 
+SHOWN_ORDER = (TakeKind.WAKE, TakeKind.COMMAND, TakeKind.SPEECH)
+
+
 def phrases(takes: Iterable[Take], zone: tzinfo) -> list[PhraseRow]:
-    """The takes by phrase: the wake phrase first, then the commands in alphabetical order;
-    each phrase's takes oldest first."""
-    grouped: dict[tuple[bool, str], list[Take]] = {}
+    """The takes by phrase: the wake phrase first, then the commands in alphabetical order,
+    then the person talking freely; each phrase's takes oldest first."""
+    grouped: dict[tuple[int, str], list[Take]] = {}
     for take in takes:
-        grouped.setdefault((take.kind != TakeKind.WAKE, take.phrase), []).append(take)
+        grouped.setdefault((SHOWN_ORDER.index(take.kind), take.phrase), []).append(take)
     rows = []
-    for (command, phrase), group in sorted(grouped.items()):
+    for (order, phrase), group in sorted(grouped.items()):
         group.sort(key=lambda t: (t.created, t.id))
-        rows.append(PhraseRow(phrase, not command, [
+        rows.append(PhraseRow(phrase, SHOWN_ORDER[order], [
             TakeRow(t.id, n, t.source == TakeSource.LEARNED, t.pending, t.seconds,
                     when(t.created, zone)) for n, t in enumerate(group, 1)]))
     return rows

@@ -325,6 +325,11 @@ def test_bad_takes_are_one_line_and_add_nothing(tmp_path: Path) -> None:
         (["--phrase", "banana split", str(good)], "is not a command the appliance knows"),
         (["--phrase", "click send"], "give at least one WAV file"),
         (["--wake", "--phrase", "click send", str(good)], "one or the other"),
+        (["--speech", "--phrase", "click send", str(good)], "one or the other"),
+        (["--speech", "--wake", str(good)], "choose one of --wake, --speech"),
+        (["--speech", str(wav(tmp_path / "long.wav", *[espeak("and then we went out to the "
+                                                              "garden again", 150)] * 16))],
+         "long.wav: it is longer than 30 seconds"),
     ]
     for args, message in cases:
         r = run("enroll", *args, "--store", kiosk.store)
@@ -518,3 +523,111 @@ def test_the_persons_wake_takes_turn_away_a_near_miss_whisper_took_for_the_wake_
                       wake=True)
     assert hearing.verified(woke, own).wake is True
     assert hearing.verified(woke, espeak("hi jupiter, click send", SAID_RATE)).wake is False
+
+
+def test_whispers_words_act_after_a_wake_phrase_only_the_takes_heard(tmp_path: Path) -> None:
+    """A command the takes doubt ("click send", with "tick send" on the screen) goes to Whisper;
+    when Whisper hears the same words sure but misses the wake phrase (as in slow speech), the
+    wake phrase the takes heard stands, if the utterance starts as the person's wake takes."""
+    from dataclasses import replace
+
+    from appliance.policy.doubts import Doubt
+    from appliance.voice.commands import engines
+    from appliance.voice.hearing.closed_set import closed_set
+    from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
+    from appliance.voice.hearing.personal import PersonalHearing, PersonalOptions
+    from appliance.voice.hearing.stt_whisper import Transcript
+
+    loaded = engines("whisper")
+    assert loaded.whisper is not None
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for rate in (125, 135, 160, 175, 185):
+        profile.add("hey juniper", TakeKind.WAKE, espeak("hey juniper", rate))
+    for rate in ENROL_RATES:
+        profile.add("click send", TakeKind.COMMAND, espeak("click send", rate))
+    hearing = PersonalHearing(profile, ClosedWhisperRecognizer(loaded.whisper),
+                              lambda *a: None, lambda _s: None, PersonalOptions())
+    sentences = closed_set(("Send",), ("Send",), ("Send",))
+    assert "tick send" in sentences
+    said = espeak("hey juniper, click send", SAID_RATE)
+    by_takes = hearing.hear(said, sentences, over_reply=False)
+    assert by_takes is not None and by_takes.wake and by_takes.doubt == Doubt.LESS_SURE
+    same = Transcript("click send", 0.8, 0.0, 2.0, engine="closed:whisper", wake=False)
+    settled = hearing.settled(by_takes, same, said)
+    assert (settled.text, settled.wake, settled.doubt) == ("hey juniper click send", True, "")
+    other = replace(same, text="tick send")
+    assert hearing.settled(by_takes, other, said) is other, "Whisper's other words decide"
+    unsure = replace(same, doubt=Doubt.LESS_SURE)
+    assert hearing.settled(by_takes, unsure, said) is by_takes, "neither is sure: asked"
+    near_miss = espeak("hi jupiter, click send", SAID_RATE)
+    assert hearing.settled(by_takes, same, near_miss) is same, "not the person's wake phrase"
+
+
+FREE_TALK = (
+    "Hey junior, come and sit with me for a while.",  # what they call their grandson
+    "We went to the garden this morning, and the roses are out at last.",
+    "My daughter rang at eleven; she is coming on Sunday with the little ones.",
+    "The soup at lunch was too salty again, but the bread was lovely and warm.",
+    "I would like the window open a little this afternoon, if it stays dry.",
+    "Tell the nurse that my left hand is stiffer than it was last week.",
+    "We watched an old film about a lighthouse, and I fell asleep before the end.",
+    "The cat from next door sat on the wall all morning and watched the birds.",
+)
+
+
+def test_learning_the_voice_ends_with_free_speech_that_the_wake_phrase_is_told_from(
+        tmp_path: Path) -> None:
+    """After the phrases, the person talks freely for half a minute (nothing said back until
+    it is enough); its pauses to think do not lengthen the wait after speech, and the wake
+    verifier's bound comes within the nearest their own talk came to their wake takes: in a
+    noisy room, "hey junior" (their grandson) then no longer passes for their wake phrase."""
+    from appliance.voice.hearing.enrolling import FREE_SPEECH_S, TALK_FREELY, Enrolling
+    from appliance.voice.hearing.personal import (
+        OTHER_SPEECH_SHARE,
+        WAKE_VERIFY_LEAST,
+        WAKE_VERIFY_QUIET,
+        fits_wake,
+        wake_bound,
+    )
+    from appliance.voice.hearing.take_audio import with_noise
+
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for rate in (125, 135, 160, 175, 185):
+        profile.add("hey juniper", TakeKind.WAKE, espeak("hey juniper", rate))
+    wait = profile.end_of_speech_s()
+    own = espeak("hey juniper, click send", SAID_RATE)
+    before = profile.template_set()
+    assert wake_bound(own, before) == WAKE_VERIFY_QUIET
+
+    def in_noise(text: str) -> bytes:
+        return with_noise(silence(0.3) + espeak(text, SAID_RATE) + silence(0.5), 10.0)
+
+    grandson = in_noise("hey junior, click send")
+    assert fits_wake(before, grandson), "in noise the wake takes alone let it pass"
+    enrolling = Enrolling.plan(profile, "hey juniper", commands=())
+    assert enrolling.prompt() == TALK_FREELY
+    replies = []
+    for first, then in zip(FREE_TALK[::2], FREE_TALK[1::2], strict=False):
+        take = espeak(first, 150) + silence(1.2) + espeak(then, 150)  # a pause to think
+        replies.append(enrolling.take(take))
+        if enrolling.done:
+            break
+    talked = [t for t in profile.takes() if t.kind == TakeKind.SPEECH]
+    assert sum(t.seconds for t in talked) >= FREE_SPEECH_S
+    assert replies[:-1] == [""] * (len(replies) - 1) and replies[-1].startswith("Thank you.")
+    assert profile.end_of_speech_s() == wait, "pauses to think are not pauses between words"
+    assert Enrolling.plan(profile, "hey juniper", commands=()).done
+    templates = profile.template_set()
+    other = templates.other_fit(noisy=False)
+    assert other is not None and other > 0
+    assert wake_bound(own, templates) == max(WAKE_VERIFY_LEAST,
+                                             min(WAKE_VERIFY_QUIET, OTHER_SPEECH_SHARE * other))
+    assert fits_wake(templates, own), "the person's own wake phrase still fits"
+    assert fits_wake(templates, in_noise("hey juniper, click send")), "and in noise"
+    assert not fits_wake(templates, grandson), "their talk to their grandson no longer does"
+    store = str(tmp_path / "journal.sqlite")
+    more = wav(tmp_path / "talk.wav", espeak(FREE_TALK[-1], 150))
+    r = run("enroll", "--speech", str(more), "--store", store, "--by", "Carol")
+    assert r.code == 0 and "of 'talking freely'" in r.out, r.out + r.err
+    r = run("enroll", "--list", "--store", store)
+    assert f"talking freely (free speech): {len(talked) + 1} takes" in r.out, r.out + r.err

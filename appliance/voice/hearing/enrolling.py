@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from appliance.voice.errors import BadTake
 from appliance.voice.hearing.closed_set import closed_set
-from appliance.voice.hearing.profile import TakeKind, VoiceProfile
+from appliance.voice.hearing.profile import FREE_SPEECH, TakeKind, VoiceProfile
 
 LONGEST_PHRASE_WORDS = 8
 """A phrase longer than this is not one command."""
@@ -29,6 +29,10 @@ STARTING_COMMANDS = (
     "click three",
 )
 """What a person is asked to say when their journal has no commands of their own yet."""
+FREE_SPEECH_S = 30.0
+"""Seconds of the person talking freely asked for, last: what their wake phrase is not."""
+TALK_FREELY = ("Now talk to me for about half a minute, about anything you like: your day, the "
+               "weather, someone you love. I will tell you when that is enough.")
 BEGIN = ("Let's learn your voice. I will say a phrase; say it back to me the way you usually "
          "would, after I finish. This takes about five minutes.")
 AGAIN = "Let's try that once more."
@@ -51,9 +55,12 @@ def sayable(phrase: str) -> bool:
 
 @dataclass(frozen=True)
 class Phrase:
+    """A phrase to take: `takes` still wanted, or for free speech `seconds` of it."""
+
     said: str
     kind: TakeKind
     takes: int
+    seconds: float = 0.0
 
 
 @dataclass
@@ -73,11 +80,16 @@ class Enrolling:
         wanted = [Phrase(wake_phrase, TakeKind.WAKE, WAKE_TAKES)] + [
             Phrase(c, TakeKind.COMMAND, COMMAND_TAKES) for c in dict.fromkeys(commands)]
         have: dict[str, int] = {}
+        talked = 0.0
         for take in profile.takes():
             if not take.pending:
                 have[take.phrase] = have.get(take.phrase, 0) + 1
+            if take.kind == TakeKind.SPEECH:
+                talked += take.seconds
         left = [Phrase(p.said, p.kind, p.takes - have.get(p.said, 0)) for p in wanted
                 if have.get(p.said, 0) < p.takes]
+        if talked < FREE_SPEECH_S:
+            left.append(Phrase(FREE_SPEECH, TakeKind.SPEECH, 1, FREE_SPEECH_S - talked))
         return cls(profile, left)
 
     @property
@@ -90,7 +102,11 @@ class Enrolling:
         return f"{BEGIN} {self.prompt()}"
 
     def prompt(self) -> str:
-        return f"Say: {self.phrases[0].said}." if self.phrases else self.closing()
+        if not self.phrases:
+            return self.closing()
+        if self.phrases[0].kind == TakeKind.SPEECH:
+            return TALK_FREELY
+        return f"Say: {self.phrases[0].said}."
 
     def closing(self) -> str:
         count = len(self.learned)
@@ -98,8 +114,11 @@ class Enrolling:
                 "Say 'learn my voice' again any time to go on.")
 
     def take(self, pcm: bytes) -> str:
-        """What to say after this take: the phrase again, the next one, or the closing words."""
+        """What to say after this take: the phrase again, the next one, or the closing words;
+        nothing while the person talks freely and has more to say."""
         current = self.phrases[0]
+        if current.kind == TakeKind.SPEECH:
+            return self._talked(current, pcm)
         try:
             self.profile.add(current.said, current.kind, pcm)
         except BadTake:
@@ -112,6 +131,18 @@ class Enrolling:
         if current.takes > 1:
             self.phrases[0] = Phrase(current.said, current.kind, current.takes - 1)
             return self.prompt()
+        return self._next("")
+
+    def _talked(self, current: Phrase, pcm: bytes) -> str:
+        try:
+            kept = self.profile.add(current.said, current.kind, pcm)
+        except BadTake:  # a cough, a breath: the person talks on
+            return ""
+        self.learned[current.said] = self.learned.get(current.said, 0) + 1
+        left = current.seconds - kept.seconds
+        if left > 0:
+            self.phrases[0] = Phrase(current.said, current.kind, 1, left)
+            return ""
         return self._next("")
 
     def skip(self) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -47,6 +47,11 @@ WAKE_VERIFY_QUIET = 0.5
 may start from their nearest wake take; farther, it is a near miss ("hey june")."""
 WAKE_VERIFY_NOISY = 1.5
 """The same in a noisy room, where noise moves the person's own wake phrase as far as that."""
+OTHER_SPEECH_SHARE = 1.2
+"""The wake bound is at most this many times the nearest the person's own free speech comes to
+their wake takes, in the same room (their talk heard as the wake phrase is turned away)."""
+WAKE_VERIFY_LEAST = 0.35
+"""The free speech never tightens the bound below this: it may hold the wake phrase itself."""
 END_ON_MATCH = 0.5
 """How sure (1 at a take, 0 at the bound) a match of the takes must be to end the utterance at
 a pause, when nothing the screen allows goes on from it: else the person's usual wait."""
@@ -78,14 +83,27 @@ def fits_wake(templates: TemplateSet, pcm: bytes) -> bool:
     """Whether the utterance starts the way the person says their wake phrase, as far as their
     wake takes tell (True: no wake takes to tell by)."""
     fit = templates.wake_fit(pcm)
-    return fit is None or fit <= wake_bound(pcm)
+    return fit is None or fit <= wake_bound(pcm, templates)
 
 
-def wake_bound(pcm: bytes) -> float:
+def wake_bound(pcm: bytes, templates: TemplateSet | None = None) -> float:
     """How far (in spreads of their wake takes) the person's wake phrase may be from their
-    nearest wake take, in the room this utterance was said in."""
+    nearest wake take, in the room this utterance was said in; nearer than their own free
+    speech ever comes, when they enrolled some."""
     noisy = signal_to_noise_db(pcm) < NOISY_ROOM_DB
-    return WAKE_VERIFY_NOISY if noisy else WAKE_VERIFY_QUIET
+    bound = WAKE_VERIFY_NOISY if noisy else WAKE_VERIFY_QUIET
+    other = templates.other_fit(noisy) if templates is not None else None
+    if other is None:
+        return bound
+    return max(WAKE_VERIFY_LEAST, min(bound, OTHER_SPEECH_SHARE * other))
+
+
+def spelt_near(phrase: str, sentences: SentenceSet, enrolled: Collection[str]) -> list[str]:
+    """The screen's sentences, not enrolled, spelt so near `phrase` that the person's takes of
+    it may be nearest when one of them is said ("tick send" beside an enrolled "click send")."""
+    return [s for s in sentences.nearest(phrase, 6)
+            if s not in enrolled and fuzz.ratio(s, phrase) >= NEAR_SPELLING
+            and not sentences.means_alike(s, phrase)]
 
 
 def ends_at_match(found: TemplateMatch, sentences: SentenceSet) -> bool:
@@ -146,10 +164,7 @@ class PersonalHearing:
         if found.wake and sentences.intent_of(found.phrase) in ANSWERS:
             return None
         self._take = found.take
-        enrolled = set(templates.phrases)
-        near = [s for s in sentences.nearest(found.phrase, 6)
-                if s not in enrolled and fuzz.ratio(s, found.phrase) >= NEAR_SPELLING
-                and not sentences.means_alike(s, found.phrase)]
+        near = spelt_near(found.phrase, sentences, templates.phrases)
         if near:  # the words themselves stay out of the log, as the gate's do
             log.info("heard by the person's takes, but a sentence not enrolled is spelt too "
                      "near: Whisper decides")
@@ -157,11 +172,28 @@ class PersonalHearing:
                                 Doubt.LESS_SURE if near else "",
                                 not near and ends_at_match(found, sentences))
 
+    def settled(self, by_takes: Transcript, whisper: Transcript, pcm: bytes) -> Transcript:
+        """What is passed on when the takes heard a phrase they doubt and Whisper heard it too:
+        Whisper's sure words, after the wake phrase the takes heard when Whisper missed it (as
+        in slow speech) and it fits the person's wake takes; else the takes' doubted phrase,
+        to be asked about."""
+        if whisper.engine != "closed:whisper" or whisper.doubt:
+            return by_takes  # Whisper is no surer than the takes, which a near sentence fits
+        phrase = self.recognizer.command_words(by_takes.text, bool(by_takes.wake))
+        if (by_takes.wake and not whisper.wake
+                and phrase == self.recognizer.command_words(whisper.text, False)
+                and self._fits_wake(pcm)):
+            return replace(by_takes, doubt="")
+        return whisper
+
     def warm(self, pcm: bytes) -> None:
         """Embed the utterance so far while the person speaks (the takes keep what they embed),
         and judge the spotter against the person's wake takes if the profile changed."""
         try:
-            self.profile.template_set().embedded(pcm)
+            templates = self.profile.template_set()
+            templates.embedded(pcm)
+            for noisy in (False, True):  # once a profile change, as the spotter's verdict
+                templates.other_fit(noisy)
             self._spotter_knows_voice()
         except Exception as e:  # then `hear` embeds it all at the end, and says what failed
             log.debug("embedding ahead failed: %s", e)
@@ -169,17 +201,19 @@ class PersonalHearing:
     def verified(self, heard: Transcript, pcm: bytes) -> Transcript:
         """What Whisper heard, its wake phrase vetoed when it fits none of the person's own wake
         takes (the person's wake verifier: one who enrolled says it their way)."""
-        if not heard.wake:
-            return heard
-        try:
-            fits = fits_wake(self.profile.template_set(), pcm)
-        except Exception as e:  # a damaged profile: Whisper alone decides, as before enrolment
-            log.warning("the voice profile could not be used: %s", e)
-            return heard
-        if fits:
+        if not heard.wake or self._fits_wake(pcm):
             return heard
         log.info("a wake phrase Whisper heard fits none of the person's wake takes: not taken")
         return replace(heard, wake=False, not_caught=False)
+
+    def _fits_wake(self, pcm: bytes) -> bool:
+        """`fits_wake` with the person's profile (True when it cannot be read: Whisper alone
+        decides, as before enrolment)."""
+        try:
+            return fits_wake(self.profile.template_set(), pcm)
+        except Exception as e:
+            log.warning("the voice profile could not be used: %s", e)
+            return True
 
     def _wake_spotted(self, pcm: bytes) -> bool:
         """The wake spotter does not veto the wake phrase the takes heard ("hey junior" is as
@@ -320,7 +354,8 @@ class PersonalHearing:
             self._enrolling = None
             self._tell_vad(self.options.stop_secs())
         assert self.say is not None
-        self.say(reply)
+        if reply:  # nothing is said while the person talks freely
+            self.say(reply)
 
     def _pause(self) -> None:
         """Takes wait; the person is heard as usual (and may say "learn my voice" to go on)."""

@@ -1,6 +1,7 @@
-"""The person's voice profile: their own takes of the wake phrase and of their commands, kept on
-the device only, in a SQLite file of its own beside the journal (mode 0600). Never in the
-journal, never in a fleet batch: the journal records only that takes were added or removed.
+"""The person's voice profile: their own takes of the wake phrase, of their commands and of them
+talking freely, kept on the device only, in a SQLite file of its own beside the journal (mode
+0600). Never in the journal, never in a fleet batch: the journal records only that takes were
+added or removed.
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ PAUSE_EXTRA_S = 0.1
 class TakeKind(StrEnum):
     WAKE = "wake"
     COMMAND = "command"
+    SPEECH = "speech"  # the person talking freely: what their wake phrase is not
+
+
+FREE_SPEECH = "talking freely"
+"""The phrase the person's free speech is kept under."""
 
 
 class TakeSource(StrEnum):
@@ -128,9 +134,9 @@ class VoiceProfile:
         phrase = " ".join(phrase.casefold().split())
         if not phrase:
             raise BadTake("the phrase is empty")
-        from appliance.voice.hearing.take_audio import learnable
+        from appliance.voice.hearing.take_audio import LONGEST_S, LONGEST_SPEECH_S, learnable
 
-        take = learnable(pcm)
+        take = learnable(pcm, LONGEST_SPEECH_S if kind == TakeKind.SPEECH else LONGEST_S)
         row = (phrase, kind.value, source.value, int(pending), time.time(), take.seconds,
                take.longest_pause_s, take.said, take.clean, take.noisy, take.frames,
                take.noisy_frames)
@@ -241,18 +247,18 @@ class VoiceProfile:
         generation = self.generation()
         if self._cached is not None and self._cached[0] == generation:
             return self._cached[1]
-        commands: list[Template] = []
-        wake: list[Template] = []
+        kept: dict[TakeKind, list[Template]] = {kind: [] for kind in TakeKind}
         if self.exists():
             with self._db() as db:
                 rows = db.execute("SELECT id, phrase, kind, clean, frames, noisy, noisy_frames "
                                   "FROM takes WHERE pending = 0").fetchall()
             for take, phrase, kind, clean, frames, noisy, noisy_frames in rows:
-                into = wake if kind == TakeKind.WAKE else commands
+                into = kept[TakeKind(kind)]
                 into.append(Template(phrase, embeddings(clean, frames), take=take))
                 into.append(Template(phrase, embeddings(noisy, noisy_frames), noisy=True,
                                      take=take))
-        templates = TemplateSet.of(commands, wake)
+        templates = TemplateSet.of(kept[TakeKind.COMMAND], kept[TakeKind.WAKE],
+                                   kept[TakeKind.SPEECH])
         self._cached = (generation, templates)
         return templates
 
@@ -263,7 +269,8 @@ class VoiceProfile:
     def end_of_speech_s(self) -> float | None:
         """How long a silence ends this person's speech: their longest pause between words
         in their takes, and a margin; None with no takes."""
-        pauses = [t.longest_pause_s for t in self.takes() if not t.pending]
+        pauses = [t.longest_pause_s for t in self.takes()
+                  if not t.pending and t.kind != TakeKind.SPEECH]  # free speech pauses to think
         if not pauses:
             return None
         return min(PAUSE_CEILING_S,

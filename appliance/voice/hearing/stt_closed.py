@@ -171,9 +171,8 @@ class ClosedSetSTTService(WhisperSTTService):
             return personal.after(by_takes, pcm, sentences)
         heard = personal.verified(self.recognizer.transcribe(
             pcm, sentences, self._words_of(names), self._over_reply), as_captured(pcm))
-        if by_takes is not None and (heard.engine != "closed:whisper" or heard.doubt):
-            # Whisper is no surer than the takes, which a near sentence may also fit: ask.
-            return personal.after(by_takes, pcm, sentences)
+        if by_takes is not None:
+            heard = personal.settled(by_takes, heard, as_captured(pcm))
         return personal.after(heard, pcm, sentences)
 
     def replied(self, reply: Reply) -> None:

@@ -24,6 +24,8 @@ SHORTEST_S = 0.15
 """Speech shorter than this is a click or a breath, not a take."""
 LONGEST_S = 8.0
 """A take longer than this is not one phrase."""
+LONGEST_SPEECH_S = 30.0
+"""The longest take of the person talking freely."""
 
 
 ROOM_FRAME = int(0.02 * PIPELINE_RATE)
@@ -53,7 +55,7 @@ def signal_to_noise_db(pcm: bytes) -> float:
     return math.inf if quiet <= DIGITAL_SILENCE else 20 * math.log10(max(loud, quiet) / quiet)
 
 
-def check_take(pcm: bytes) -> bytes:
+def check_take(pcm: bytes, longest_s: float = LONGEST_S) -> bytes:
     """The take's speech, or BadTake saying in words what is wrong with it."""
     samples = pcm16_to_float(pcm)
     if len(samples) == 0 or float(np.abs(samples).max(initial=0.0)) < QUIETEST_PEAK:
@@ -64,8 +66,9 @@ def check_take(pcm: bytes) -> bytes:
     seconds = len(said) / 2 / PIPELINE_RATE
     if seconds < SHORTEST_S:
         raise BadTake("it is too short to hold a phrase")
-    if seconds > LONGEST_S:
-        raise BadTake(f"it is longer than {LONGEST_S:.0f} seconds: one phrase at a time")
+    if seconds > longest_s:
+        raise BadTake(f"it is longer than {longest_s:.0f} seconds: "
+                      + ("one phrase at a time" if longest_s == LONGEST_S else "split it"))
     return said
 
 
@@ -115,9 +118,9 @@ class LearnableTake:
     noisy_frames: int
 
 
-def learnable(pcm: bytes) -> LearnableTake:
+def learnable(pcm: bytes, longest_s: float = LONGEST_S) -> LearnableTake:
     """The take ready to store, or BadTake saying in words what is wrong with it."""
-    said = check_take(pcm)
+    said = check_take(pcm, longest_s)
     clean, noisy = features(said), features(with_noise(said))
     if len(clean) < 2:
         raise BadTake("it is too short to hold a phrase")

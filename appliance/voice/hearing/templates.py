@@ -50,6 +50,9 @@ MIN_TAKES = 2
 """Takes a phrase needs before it is matched: one take has no spread to bound it."""
 MIN_COMMAND_BYTES = int(0.25 * RATE) * 2
 """The least audio after the wake phrase that may hold a command."""
+OTHER_SPEECH_STEP = 3
+"""Every how many embeddings (240 ms) a stretch of the person's free speech is tried as the
+start of an utterance."""
 
 
 def speech(pcm: bytes) -> bytes:
@@ -165,9 +168,12 @@ class TemplateSet:
     wake: list[Template] = field(default_factory=list)
     spreads: dict[str, float] = field(default_factory=dict)
     wake_spread: float | None = None
+    others: list[Template] = field(default_factory=list)  # the person talking freely
+    _other_fits: dict[bool, float | None] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, commands: Iterable[Template], wake: Iterable[Template] = ()) -> TemplateSet:
+    def of(cls, commands: Iterable[Template], wake: Iterable[Template] = (),
+           others: Iterable[Template] = ()) -> TemplateSet:
         kept = list(commands)
         woken = list(wake)
         by_phrase: dict[str, list[Floats]] = {}
@@ -178,7 +184,7 @@ class TemplateSet:
         clean_wake = [t.embeddings for t in woken if not t.noisy]
         wake_spread = spread(clean_wake) if len(clean_wake) >= MIN_TAKES else None
         return cls([t for t in kept if t.phrase in spreads], woken if wake_spread else [],
-                   spreads, wake_spread)
+                   spreads, wake_spread, list(others))
 
     @property
     def phrases(self) -> list[str]:
@@ -234,6 +240,25 @@ class TemplateSet:
         if len(embedded) == 0:
             return math.inf
         return float(np.min(self._wake_costs(embedded))) / max(self.wake_spread, MIN_SPREAD)
+
+    def other_fit(self, noisy: bool) -> float | None:
+        """How near the person's free speech ever comes to starting the way their wake takes
+        do, as `wake_fit` measures it (`noisy`: its copy mixed with noise); None: no free
+        speech or no wake takes. Computed once."""
+        if noisy not in self._other_fits:
+            self._other_fits[noisy] = self._nearest_other(noisy)
+        return self._other_fits[noisy]
+
+    def _nearest_other(self, noisy: bool) -> float | None:
+        others = [t.embeddings for t in self.others if t.noisy == noisy]
+        if not others or not self.wake or self.wake_spread is None:
+            return None
+        # A stretch twice the longest wake take is enough for the wake takes to fit its start.
+        window = 2 * max(len(t.embeddings) for t in self.wake)
+        nearest = min(float(np.min(self._wake_costs(other[start:start + window])))
+                      for other in others
+                      for start in range(0, max(1, len(other) - window // 2), OTHER_SPEECH_STEP))
+        return nearest / max(self.wake_spread, MIN_SPREAD)
 
     def _wake_costs(self, embedded: Floats) -> Floats:
         """For each prefix of the utterance, its cost against the nearest wake take."""

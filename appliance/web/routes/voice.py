@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from appliance.audit.days import zone_name
-from appliance.voice.hearing.profile import Take, VoiceProfile
+from appliance.voice.hearing.profile import Take, TakeKind, VoiceProfile
 from appliance.web.handoff import post_note
 from appliance.web.shared import CanChange, Caregiver, State, WebState, can_change, page
 from appliance.web.voice import PhraseRow, phrases, wav_of
@@ -139,6 +139,8 @@ async def phrase_delete_form(request: Request, take_id: int, web: State,
         return _gone(request, who)
     after = ("Until the wake phrase is enrolled again, the appliance listens for it as it "
              "does for anyone's voice." if shown.wake else
+             "The wake phrase is then told apart from the person's other speech by their wake "
+             "takes alone." if shown.kind == TakeKind.SPEECH else
              "The appliance still understands this command; only the person's own takes of "
              "it go.")
     return page(request, "voice_confirm.html", who=who, title="Delete this phrase?",
