@@ -17,8 +17,9 @@ demo:
 	EXTRAS='$(or $(EXTRAS),$(DEMO_EXTRAS))' bash scripts/setup.sh
 	$(VENV)/bin/appliance demo
 
+# tests/vm (QEMU guests) runs beside the rest: scripts/test.sh.
 test: setup lint
-	$(VENV)/bin/pytest -q
+	bash scripts/test.sh
 
 # The quick loop: lint, then tests/unit (no Xvfb, no QEMU, no servers, no models).
 check: lint
