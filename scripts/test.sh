@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` runs it: the QEMU guests (tests/vm) in one pytest run
-# beside another for everything else. A guest spends most of its time booting and waiting on
-# itself, and the voice tests on audio paced in real time, so on two cores the two runs take
-# about as long as the longer one alone. The guests' output is shown when both are done.
+# beside another for everything else. A guest spends much of its time booting and waiting on
+# itself, and the voice tests on audio paced in real time, so on two cores the two runs beside
+# each other end well before they would one after the other. The guests' output is shown when
+# both are done.
 # Fails when either run fails (pytest's exit 5, "no tests collected", included).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1

@@ -10,8 +10,14 @@ from pathlib import Path
 from appliance.voice.audio.pcm import PIPELINE_RATE, load_wav
 from appliance.voice.errors import BadTake, VoiceError
 from appliance.voice.hearing.enrolling import sayable
-from appliance.voice.hearing.profile import FREE_SPEECH, Take, TakeKind, VoiceProfile
-from appliance.voice.hearing.take_audio import LONGEST_S, LONGEST_SPEECH_S, check_take
+from appliance.voice.hearing.profile import (
+    FREE_SPEECH,
+    Take,
+    TakeKind,
+    VoiceProfile,
+    longest_take_s,
+)
+from appliance.voice.hearing.take_audio import check_take
 from appliance.voice.hearing.wake import WakeGate
 
 
@@ -43,7 +49,7 @@ def enrol_files(profile: VoiceProfile, kind: TakeKind, phrase: str | None, wake_
     for path in files:
         pcm = load_wav(path, PIPELINE_RATE).data
         try:
-            check_take(pcm, LONGEST_SPEECH_S if kind == TakeKind.SPEECH else LONGEST_S)
+            check_take(pcm, longest_take_s(kind))
         except BadTake as e:
             raise VoiceError(f"{path.name}: {e}; nothing was added") from None
         pcms.append(pcm)

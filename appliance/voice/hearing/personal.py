@@ -86,13 +86,13 @@ def fits_wake(templates: TemplateSet, pcm: bytes) -> bool:
     return fit is None or fit <= wake_bound(pcm, templates)
 
 
-def wake_bound(pcm: bytes, templates: TemplateSet | None = None) -> float:
+def wake_bound(pcm: bytes, templates: TemplateSet) -> float:
     """How far (in spreads of their wake takes) the person's wake phrase may be from their
     nearest wake take, in the room this utterance was said in; nearer than their own free
     speech ever comes, when they enrolled some."""
     noisy = signal_to_noise_db(pcm) < NOISY_ROOM_DB
     bound = WAKE_VERIFY_NOISY if noisy else WAKE_VERIFY_QUIET
-    other = templates.other_fit(noisy) if templates is not None else None
+    other = templates.other_fit(noisy)
     if other is None:
         return bound
     return max(WAKE_VERIFY_LEAST, min(bound, OTHER_SPEECH_SHARE * other))

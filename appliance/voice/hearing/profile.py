@@ -47,6 +47,13 @@ FREE_SPEECH = "talking freely"
 """The phrase the person's free speech is kept under."""
 
 
+def longest_take_s(kind: TakeKind) -> float:
+    """How long one take of this kind may be."""
+    from appliance.voice.hearing.take_audio import LONGEST_S, LONGEST_SPEECH_S
+
+    return LONGEST_SPEECH_S if kind == TakeKind.SPEECH else LONGEST_S
+
+
 class TakeSource(StrEnum):
     ENROLLED = "enrolled"  # said when asked to, at enrolment or with `appliance enroll`
     LEARNED = "learned"  # heard in use and confirmed by the person's yes
@@ -134,9 +141,9 @@ class VoiceProfile:
         phrase = " ".join(phrase.casefold().split())
         if not phrase:
             raise BadTake("the phrase is empty")
-        from appliance.voice.hearing.take_audio import LONGEST_S, LONGEST_SPEECH_S, learnable
+        from appliance.voice.hearing.take_audio import learnable
 
-        take = learnable(pcm, LONGEST_SPEECH_S if kind == TakeKind.SPEECH else LONGEST_S)
+        take = learnable(pcm, longest_take_s(kind))
         row = (phrase, kind.value, source.value, int(pending), time.time(), take.seconds,
                take.longest_pause_s, take.said, take.clean, take.noisy, take.frames,
                take.noisy_frames)
