@@ -1,7 +1,8 @@
 """How sure the person's takes are when they hear their own command, and when they hear a
 sentence of the screen that is not enrolled but spelt near one that is ("tick send" beside an
-enrolled "click send"): the sweep behind NEAR_SURE (voice/hearing/personal.py). Templates only,
-no pipeline, no Whisper: `python -m appliance_lab.bench.spoken.near_sentences --part tune`.
+enrolled "click send"): whether a least sureness could replace the doubt `spelt_near` raises
+(voice/hearing/personal.py; it could not). Templates only, no pipeline, no Whisper:
+`python -m appliance_lab.bench.spoken.near_sentences --part tune`.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ THRESHOLDS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 class Heard:
     """One utterance the takes heard: whether it was an enrolled command ("own") or a near
     sentence not enrolled ("near"), what they took it for, how surely, and whether a sentence
-    not enrolled is spelt near what they took it for (the doubt NEAR_SURE weighs)."""
+    not enrolled is spelt near what they took it for (the doubt `spelt_near` raises)."""
 
     kind: str
     condition: str
