@@ -500,6 +500,9 @@ def enroll(
     speech: Annotated[
         bool, typer.Option("--speech", help="the files are the person talking freely")
     ] = False,
+    room: Annotated[
+        bool, typer.Option("--room", help="the file is the room's own sound, no one speaking")
+    ] = False,
     phrase: Annotated[
         str | None, typer.Option("--phrase", help="the command the files say")
     ] = None,
@@ -514,14 +517,15 @@ def enroll(
     """Teach the appliance the person's own voice: their takes of the wake phrase
     (`--wake A.wav ...`), of a command (`--phrase "tick urgent" A.wav ...`) or of them talking
     freely (`--speech A.wav ...`, up to 30 s each, which the wake phrase is told apart from),
-    kept on this device beside the journal, never in it; `--list` shows them,
-    `--forget [--phrase P]` removes them."""
+    or the sound of their room with no one speaking (`--room A.wav`, 5-60 s, the noise every
+    take is also learned in), kept on this device beside the journal, never in it; `--list`
+    shows them, `--forget [--phrase P]` removes them."""
     from appliance.journal.store import voice_profile_path
     from appliance.voice.enrolment import enrol_files
     from appliance.voice.hearing.profile import TakeKind, VoiceProfile
 
-    chosen = [name for name, on in (("--wake", wake), ("--speech", speech), ("--list", show),
-                                    ("--forget", forget)) if on]
+    chosen = [name for name, on in (("--wake", wake), ("--speech", speech), ("--room", room),
+                                    ("--list", show), ("--forget", forget)) if on]
     if len(chosen) > 1:
         raise CliError(f"choose one of {', '.join(chosen)}")
     profile = VoiceProfile(voice_profile_path(store))
@@ -538,11 +542,13 @@ def enroll(
             return
         _print_takes(profile, as_json)
         return
-    if not (wake or speech) and phrase is None:
-        raise CliError("say what the files are: --wake, --speech, or --phrase \"the command\"")
-    if (wake or speech) and phrase is not None:
+    if not (wake or speech or room) and phrase is None:
+        raise CliError("say what the files are: --wake, --speech, --room, or "
+                       "--phrase \"the command\"")
+    if (wake or speech or room) and phrase is not None:
         raise CliError(f"{chosen[0]} and --phrase: the files are one or the other")
-    kind = TakeKind.WAKE if wake else TakeKind.SPEECH if speech else TakeKind.COMMAND
+    kind = (TakeKind.WAKE if wake else TakeKind.SPEECH if speech
+            else TakeKind.ROOM if room else TakeKind.COMMAND)
     journal = open_journal(store)
     done = enrol_files(profile, kind, phrase, journal.settings().wake_phrase, files or [])
     journal.voice_takes_added(done.phrase, done.kind.value, len(done.takes), "enrolled",
@@ -568,7 +574,8 @@ def _print_takes(profile: Any, as_json: bool) -> None:
     for (kind, said), group in counts.items():
         waiting = sum(t.pending for t in group)
         extra = f", {waiting} waiting for a second yes" if waiting else ""
-        what = {"wake": "wake phrase", "speech": "free speech"}.get(kind, "command")
+        what = {"wake": "wake phrase", "speech": "free speech",
+                "room": "the room's own sound"}.get(kind, "command")
         typer.echo(f"{said} ({what}): {len(group)} take{'' if len(group) == 1 else 's'}{extra}")
 
 

@@ -12,12 +12,13 @@ from appliance.voice.errors import BadTake, VoiceError
 from appliance.voice.hearing.enrolling import sayable
 from appliance.voice.hearing.profile import (
     FREE_SPEECH,
+    THE_ROOM,
     Take,
     TakeKind,
     VoiceProfile,
     longest_take_s,
 )
-from appliance.voice.hearing.take_audio import check_take
+from appliance.voice.hearing.take_audio import check_room, check_take
 from appliance.voice.hearing.wake import WakeGate
 
 
@@ -31,14 +32,19 @@ class Enrolled:
 def enrol_files(profile: VoiceProfile, kind: TakeKind, phrase: str | None, wake_phrase: str,
                 files: Sequence[Path]) -> Enrolled:
     """Each WAV file a take of the wake phrase, of the command `phrase`, or of the person
-    talking freely; a bad file or phrase is one VoiceError naming it, and then nothing is
-    added."""
+    talking freely, or the one file of the room's own sound; a bad file or phrase is one
+    VoiceError naming it, and then nothing is added."""
     if not files:
-        raise VoiceError("give at least one WAV file of the person saying it")
+        raise VoiceError("give at least one WAV file of the person saying it"
+                         if kind != TakeKind.ROOM else "give the WAV file of the room")
+    if kind == TakeKind.ROOM and len(files) > 1:
+        raise VoiceError("give one WAV file of the room: a new one replaces the one before")
     if kind == TakeKind.WAKE:
         said = " ".join(WakeGate(wake_phrase).phrase_words)
     elif kind == TakeKind.SPEECH:
         said = FREE_SPEECH
+    elif kind == TakeKind.ROOM:
+        said = THE_ROOM
     else:
         assert phrase is not None
         said = " ".join(phrase.casefold().split())
@@ -49,7 +55,10 @@ def enrol_files(profile: VoiceProfile, kind: TakeKind, phrase: str | None, wake_
     for path in files:
         pcm = load_wav(path, PIPELINE_RATE).data
         try:
-            check_take(pcm, longest_take_s(kind))
+            if kind == TakeKind.ROOM:
+                check_room(pcm)
+            else:
+                check_take(pcm, longest_take_s(kind))
         except BadTake as e:
             raise VoiceError(f"{path.name}: {e}; nothing was added") from None
         pcms.append(pcm)

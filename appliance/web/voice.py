@@ -68,6 +68,8 @@ class PhraseRow:
     def title(self) -> str:
         if self.kind == TakeKind.SPEECH:
             return "The person talking freely (the wake phrase is told apart from it)"
+        if self.kind == TakeKind.ROOM:
+            return "The sound of the room, no one speaking (every take is also learned in it)"
         return f"\u201c{self.phrase}\u201d" + (" (the wake phrase)" if self.wake else "")
 
     @property
@@ -83,12 +85,12 @@ class PhraseRow:
         return f"{plural(len(self.takes), 'take')}: {', '.join(parts)}{more}"
 
 
-SHOWN_ORDER = (TakeKind.WAKE, TakeKind.COMMAND, TakeKind.SPEECH)
+SHOWN_ORDER = (TakeKind.WAKE, TakeKind.COMMAND, TakeKind.SPEECH, TakeKind.ROOM)
 
 
 def phrases(takes: Iterable[Take], zone: tzinfo) -> list[PhraseRow]:
     """The takes by phrase: the wake phrase first, then the commands in alphabetical order,
-    then the person talking freely; each phrase's takes oldest first."""
+    then the person talking freely and the room's sound; each phrase's takes oldest first."""
     grouped: dict[tuple[int, str], list[Take]] = {}
     for take in takes:
         grouped.setdefault((SHOWN_ORDER.index(take.kind), take.phrase), []).append(take)

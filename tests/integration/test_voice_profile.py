@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 import time
 import wave
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -327,6 +328,12 @@ def test_bad_takes_are_one_line_and_add_nothing(tmp_path: Path) -> None:
         (["--wake", "--phrase", "click send", str(good)], "one or the other"),
         (["--speech", "--phrase", "click send", str(good)], "one or the other"),
         (["--speech", "--wake", str(good)], "choose one of --wake, --speech"),
+        (["--room", str(wav(tmp_path / "short.wav", *[espeak("hum", 150)] * 3))],
+         "short.wav: it is shorter than 5 seconds of the room"),
+        (["--room", str(wav(tmp_path / "off.wav", silence(10.0)))],
+         "off.wav: it holds no sound at all"),
+        (["--room", str(good), str(good)], "give one WAV file of the room"),
+        (["--room", "--phrase", "click send", str(good)], "one or the other"),
         (["--speech", str(wav(tmp_path / "long.wav", *[espeak("and then we went out to the "
                                                               "garden again", 150)] * 16))],
          "long.wav: it is longer than 30 seconds"),
@@ -581,7 +588,12 @@ def test_learning_the_voice_ends_with_free_speech_that_the_wake_phrase_is_told_f
     it is enough); its pauses to think do not lengthen the wait after speech, and the wake
     verifier's bound comes within the nearest their own talk came to their wake takes: in a
     noisy room, "hey junior" (their grandson) then no longer passes for their wake phrase."""
-    from appliance.voice.hearing.enrolling import FREE_SPEECH_S, TALK_FREELY, Enrolling
+    from appliance.voice.hearing.enrolling import (
+        FREE_SPEECH_S,
+        LISTEN_TO_ROOM,
+        TALK_FREELY,
+        Enrolling,
+    )
     from appliance.voice.hearing.personal import (
         OTHER_SPEECH_SHARE,
         WAKE_VERIFY_LEAST,
@@ -614,9 +626,9 @@ def test_learning_the_voice_ends_with_free_speech_that_the_wake_phrase_is_told_f
             break
     talked = [t for t in profile.takes() if t.kind == TakeKind.SPEECH]
     assert sum(t.seconds for t in talked) >= FREE_SPEECH_S
-    assert replies[:-1] == [""] * (len(replies) - 1) and replies[-1].startswith("Thank you.")
+    assert replies[:-1] == [""] * (len(replies) - 1) and replies[-1] == LISTEN_TO_ROOM
     assert profile.end_of_speech_s() == wait, "pauses to think are not pauses between words"
-    assert Enrolling.plan(profile, "hey juniper", commands=()).done
+    assert Enrolling.plan(profile, "hey juniper", commands=()).prompt() == LISTEN_TO_ROOM
     templates = profile.template_set()
     other = templates.other_fit(noisy=False)
     assert other is not None and other > 0
@@ -631,3 +643,163 @@ def test_learning_the_voice_ends_with_free_speech_that_the_wake_phrase_is_told_f
     assert r.code == 0 and "of 'talking freely'" in r.out, r.out + r.err
     r = run("enroll", "--list", "--store", store)
     assert f"talking freely (free speech): {len(talked) + 1} takes" in r.out, r.out + r.err
+
+
+def other_voice(lines: tuple[str, ...], voice: str) -> bytes:
+    """Someone else talking (a television in the room): espeak-ng's `voice` reading `lines`."""
+    out = bytearray()
+    for line in lines:
+        with tempfile.TemporaryDirectory() as tmp:
+            said = Path(tmp) / "said.wav"
+            subprocess.run(["espeak-ng", "-v", voice, "-s", "170", "-w", str(said), line],
+                           capture_output=True, check=True)
+            out += load_wav(said).data
+    return bytes(out)
+
+
+def mixed(words: bytes, noise: bytes, snr_db: float, level: float = 1.0) -> bytes:
+    """`words` with `noise` (repeated as needed) `snr_db` below them, all scaled by `level`."""
+    import numpy as np
+
+    from appliance.voice.audio.pcm import float_to_pcm16, pcm16_to_float
+
+    x = pcm16_to_float(words).astype(np.float64)
+    n = pcm16_to_float(noise).astype(np.float64)
+    n = np.tile(n, len(x) // len(n) + 2)[: len(x)]
+    n *= np.sqrt(np.mean(x ** 2)) / np.sqrt(np.mean(n ** 2)) / 10 ** (snr_db / 20)
+    return float_to_pcm16(np.clip((x + n) * level, -1, 1).astype(np.float32))
+
+
+def test_every_take_is_also_learned_in_the_sound_of_the_persons_room(tmp_path: Path) -> None:
+    """`appliance enroll --room` (openWakeWord, SQLite): each take gets a copy in the room's own
+    sound (a television there) beside its copy in made-up noise; a command said over that
+    television later is nearer the person's takes in the room, and farther from their other
+    phrases, than in made-up noise. Deleting the room's sound takes its copies away."""
+    import numpy as np
+
+    from appliance.voice.hearing.take_audio import room_features, with_noise
+    from appliance.voice.hearing.templates import TemplateSet, distance, features, speech
+
+    kiosk = Kiosk(tmp_path, messages())
+    for phrase in ("click send", "select doctor", "scroll down"):
+        enrol(kiosk, tmp_path, phrase, [espeak(phrase, r) for r in ENROL_RATES])
+    profile = VoiceProfile(profile_path(kiosk.store))
+
+    def noisy(templates: TemplateSet) -> list[tuple[int, np.ndarray]]:
+        return sorted(((t.take, t.embeddings) for t in templates.commands if t.noisy),
+                      key=lambda kept: (kept[0], kept[1].tobytes()))
+
+    television = other_voice(FREE_TALK[:6] * 2, "en-gb-x-rp")[: 30 * PIPELINE_RATE * 2]
+    room = mixed(television, television, 60, 0.05)
+    later = other_voice(FREE_TALK[6:], "en-gb-scotland")  # the same set, another programme
+    said_there = features(speech(mixed(silence(0.3) + espeak("click send", SAID_RATE)
+                                       + silence(0.3), later, 10)))
+    made_up = profile.template_set()
+    r = run("enroll", "--room", str(wav(tmp_path / "room.wav", room)), "--store", kiosk.store,
+            "--by", "Carol")
+    assert r.code == 0 and "added 1 take of 'the room'" in r.out, r.out + r.err
+    assert "the room (the room's own sound): 1 take" in run("enroll", "--list", "--store",
+                                                           kiosk.store).out
+    in_room = profile.template_set()
+    assert in_room.phrases == made_up.phrases, "the room is no phrase"
+    assert len(noisy(in_room)) == 2 * len(noisy(made_up)) == 2 * 9
+
+    def nearest(copy: Callable[[bytes], np.ndarray]) -> dict[str, float]:
+        found: dict[str, float] = {}
+        for take in profile.takes():
+            if take.kind == TakeKind.COMMAND:
+                far = distance(copy(profile.audio(take.id)), said_there)
+                found[take.phrase] = min(found.get(take.phrase, 9.0), far)
+        return found
+
+    kept_room = profile.room()
+    assert kept_room is not None
+    by_room = nearest(lambda said: room_features(said, kept_room))
+    by_pink = nearest(lambda said: features(with_noise(said)))
+    assert by_room["click send"] < by_pink["click send"]
+    rival = min(v for k, v in by_room.items() if k != "click send")
+    pink_rival = min(v for k, v in by_pink.items() if k != "click send")
+    assert by_room["click send"] / rival < by_pink["click send"] / pink_rival
+    late = [profile.add("read it", TakeKind.COMMAND, espeak("read it", r)) for r in (140, 170)]
+    copies = noisy(profile.template_set())
+    for t in late:
+        assert any(take == t.id and np.allclose(e, room_features(profile.audio(t.id), kept_room))
+                   for take, e in copies), "a take learned later is also kept in the room"
+    r = run("enroll", "--forget", "--phrase", "the room", "--store", kiosk.store, "--by", "Carol")
+    assert r.code == 0 and "removed 1 take" in r.out, r.out + r.err
+    assert profile.room() is None
+    again = [(take, e) for take, e in noisy(profile.template_set())
+             if take not in {t.id for t in late}]
+    assert len(again) == len(noisy(made_up))
+    assert all(a[0] == b[0] and np.allclose(a[1], b[1]) for a, b in zip(again, noisy(made_up),
+                                                                       strict=True))
+    timeline = run("audit", "--json", "--store", kiosk.store).json()
+    assert ("the room", "room", 1) in [(e["data"]["phrase"], e["data"]["kind"],
+                                        e["data"]["takes"]) for e in timeline
+                                       if e["event"] == "VoiceTakesAdded"]
+    assert "RIFF" not in json.dumps(timeline)
+
+
+def test_learning_the_voice_at_the_kiosk_ends_by_listening_to_the_room(tmp_path: Path) -> None:
+    """Through the real pipeline (webrtcvad, Whisper, openWakeWord, SQLite): with every phrase
+    and the free speech already taken, "learn my voice" asks for quiet and keeps half a minute
+    of the room (a television talking in it, which is no take), then says it is done."""
+    from appliance.voice.hearing.enrolling import (
+        COMMAND_TAKES,
+        LISTEN_TO_ROOM,
+        ROOM_S,
+        STARTING_COMMANDS,
+        WAKE_TAKES,
+        Enrolling,
+    )
+
+    kiosk = Kiosk(tmp_path, messages())
+    profile = VoiceProfile(profile_path(kiosk.store))
+    for i in range(WAKE_TAKES):
+        profile.add("hey juniper", TakeKind.WAKE, espeak("hey juniper", 130 + 15 * i))
+    for command in STARTING_COMMANDS:
+        for i in range(COMMAND_TAKES):
+            profile.add(command, TakeKind.COMMAND, espeak(command, 140 + 20 * i))
+    for lines in (FREE_TALK[1:4], FREE_TALK[4:6], FREE_TALK[6:]):
+        profile.add("talking freely", TakeKind.SPEECH, espeak(" ".join(lines), 150))
+    assert Enrolling.plan(profile, "hey juniper").prompt() == LISTEN_TO_ROOM
+    television = other_voice(FREE_TALK * 2, "en-gb-x-rp")
+    room = mixed(television, television, 60, 0.02)[: 50 * PIPELINE_RATE * 2]
+    audio = wav(tmp_path / "enrol.wav", silence(1), espeak("hey juniper, learn my voice", 150),
+                silence(2), room, silence(3))
+    r = run("run", "--audio", str(audio), "--desktop", f"sim:{kiosk.scene}", "--store",
+            kiosk.store, "--no-panel", "--no-switch")
+    assert r.code == 0, r.err
+    kept = [t for t in profile.takes() if t.kind == TakeKind.ROOM]
+    assert len(kept) == 1 and abs(kept[0].seconds - ROOM_S) < 0.5, kept
+    assert sum(t.kind == TakeKind.COMMAND for t in profile.takes()) == 15 * COMMAND_TAKES, \
+        "the television's words were no takes"
+    assert Enrolling.plan(profile, "hey juniper").done
+    timeline = run("audit", "--json", "--store", kiosk.store).json()
+    added = [(e["data"]["phrase"], e["data"]["kind"], e["data"]["by"])
+             for e in timeline if e["event"] == "VoiceTakesAdded"]
+    assert added == [("the room", "room", "the person")]
+
+
+def test_free_speech_said_in_many_short_takes_is_all_kept_up_to_a_minute(
+        tmp_path: Path) -> None:
+    """At the kiosk the person's talk comes as one take a sentence (openWakeWord, SQLite): more
+    than the ten takes a phrase keeps are kept while they add up to less than a minute, so
+    half a minute of short sentences is enough and not asked for again; beyond a minute the
+    oldest go."""
+    from appliance.voice.hearing.enrolling import FREE_SPEECH_S, TALK_FREELY, Enrolling
+    from appliance.voice.hearing.profile import KEPT_PER_PHRASE, KEPT_SPEECH_S
+
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    said = [profile.add("talking freely", TakeKind.SPEECH, espeak(line, rate))
+            for rate in (150, 175) for line in FREE_TALK[:6]]
+    talked = [t for t in profile.takes() if t.kind == TakeKind.SPEECH]
+    assert len(talked) == len(said) > KEPT_PER_PHRASE
+    assert FREE_SPEECH_S <= sum(t.seconds for t in talked) <= KEPT_SPEECH_S
+    assert Enrolling.plan(profile, "hey juniper", commands=()).prompt() != TALK_FREELY
+    newest = [profile.add("talking freely", TakeKind.SPEECH, espeak(line, 200))
+              for line in FREE_TALK]
+    talked = [t for t in profile.takes() if t.kind == TakeKind.SPEECH]
+    assert sum(t.seconds for t in talked) <= KEPT_SPEECH_S
+    assert {t.id for t in newest} <= {t.id for t in talked}
+    assert said[0].id not in {t.id for t in talked}, "the oldest went"

@@ -25,9 +25,9 @@ def _take(take_id: int, phrase: str, kind: TakeKind = TakeKind.COMMAND,
     return Take(take_id, phrase, kind, source, pending, NOON + take_id * 60, 1.25, 0.1)
 
 
-def test_phrases_put_the_wake_phrase_first_free_speech_last_and_say_how_each_take_came(
+def test_phrases_put_the_wake_phrase_first_free_speech_and_room_last_and_say_how_each_came(
 ) -> None:
-    shown = phrases([
+    shown = phrases([_take(7, "the room", TakeKind.ROOM),
         _take(1, "tick urgent"), _take(2, "hey juniper", TakeKind.WAKE),
         _take(3, "tick urgent", source=TakeSource.LEARNED),
         _take(4, "click send", source=TakeSource.LEARNED, pending=True),
@@ -36,10 +36,11 @@ def test_phrases_put_the_wake_phrase_first_free_speech_last_and_say_how_each_tak
     assert [p.title for p in shown] == [
         "\u201chey juniper\u201d (the wake phrase)", "\u201cclick send\u201d",
         "\u201ctick urgent\u201d",
-        "The person talking freely (the wake phrase is told apart from it)"]
+        "The person talking freely (the wake phrase is told apart from it)",
+        "The sound of the room, no one speaking (every take is also learned in it)"]
     assert [p.counts for p in shown] == [
         "2 takes: 2 enrolled", "1 take: 1 learned from a yes; 1 waiting for a second yes",
-        "2 takes: 1 enrolled, 1 learned from a yes", "1 take: 1 enrolled"]
+        "2 takes: 1 enrolled, 1 learned from a yes", "1 take: 1 enrolled", "1 take: 1 enrolled"]
     assert shown[0].key == 2 and [t.number for t in shown[0].takes] == [1, 2]
     assert [t.how for t in shown[2].takes] == ["Enrolled", "Learned from a yes"]
     assert shown[1].takes[0].how.endswith("waiting for a second yes (not used yet)")

@@ -1,6 +1,7 @@
 """Enrolment at the kiosk ("learn my voice"): the appliance says each phrase, the person says it
-back, and each take is checked and kept in their voice profile. Said again later, it goes on
-where it stopped: phrases that already have their takes are skipped."""
+back, and each take is checked and kept in their voice profile; last, the person talks freely
+and then the room is listened to with no one speaking. Said again later, it goes on where it
+stopped: phrases that already have their takes are skipped."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass, field
 
 from appliance.voice.errors import BadTake
 from appliance.voice.hearing.closed_set import closed_set
-from appliance.voice.hearing.profile import FREE_SPEECH, TakeKind, VoiceProfile
+from appliance.voice.hearing.profile import FREE_SPEECH, THE_ROOM, TakeKind, VoiceProfile
 
 LONGEST_PHRASE_WORDS = 8
 """A phrase longer than this is not one command."""
@@ -33,6 +34,11 @@ FREE_SPEECH_S = 30.0
 """Seconds of the person talking freely asked for, last: what their wake phrase is not."""
 TALK_FREELY = ("Now talk to me for about half a minute, about anything you like: your day, the "
                "weather, someone you love. I will tell you when that is enough.")
+ROOM_S = 30.0
+"""Seconds of the room's own sound listened to, at the very end."""
+LISTEN_TO_ROOM = ("Last, please stay quiet for half a minute while I listen to the room, so that "
+                  "I know you when it is noisy. I will tell you when I have heard enough.")
+NO_ROOM = "I could not hear the room, so let's leave that for another time."
 BEGIN = ("Let's learn your voice. I will say a phrase; say it back to me the way you usually "
          "would, after I finish. This takes about five minutes.")
 AGAIN = "Let's try that once more."
@@ -90,11 +96,18 @@ class Enrolling:
                 if have.get(p.said, 0) < p.takes]
         if talked < FREE_SPEECH_S:
             left.append(Phrase(FREE_SPEECH, TakeKind.SPEECH, 1, FREE_SPEECH_S - talked))
+        if THE_ROOM not in have:
+            left.append(Phrase(THE_ROOM, TakeKind.ROOM, 1, ROOM_S))
         return cls(profile, left)
 
     @property
     def done(self) -> bool:
         return not self.phrases
+
+    @property
+    def listening_to_room(self) -> bool:
+        """Whether the room's own sound is wanted now, rather than a phrase."""
+        return bool(self.phrases) and self.phrases[0].kind == TakeKind.ROOM
 
     def opening(self) -> str:
         if self.done:
@@ -106,6 +119,8 @@ class Enrolling:
             return self.closing()
         if self.phrases[0].kind == TakeKind.SPEECH:
             return TALK_FREELY
+        if self.phrases[0].kind == TakeKind.ROOM:
+            return LISTEN_TO_ROOM
         return f"Say: {self.phrases[0].said}."
 
     def closing(self) -> str:
@@ -119,6 +134,8 @@ class Enrolling:
         current = self.phrases[0]
         if current.kind == TakeKind.SPEECH:
             return self._talked(current, pcm)
+        if current.kind == TakeKind.ROOM:
+            return self._heard_room(current, pcm)
         try:
             self.profile.add(current.said, current.kind, pcm)
         except BadTake:
@@ -143,6 +160,14 @@ class Enrolling:
         if left > 0:
             self.phrases[0] = Phrase(current.said, current.kind, 1, left)
             return ""
+        return self._next("")
+
+    def _heard_room(self, current: Phrase, pcm: bytes) -> str:
+        try:
+            self.profile.add(current.said, current.kind, pcm)
+        except BadTake:  # a microphone that gives nothing: the takes keep their made-up noise
+            return self._next(NO_ROOM)
+        self.learned[current.said] = 1
         return self._next("")
 
     def skip(self) -> str:

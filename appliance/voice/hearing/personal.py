@@ -17,6 +17,7 @@ from appliance.voice.hearing.closed_set import SentenceSet
 from appliance.voice.hearing.closed_whisper import SPOTTER_VETO, ClosedWhisperRecognizer
 from appliance.voice.hearing.enrolling import (
     ENROLLED_COMMANDS,
+    ROOM_S,
     STARTING_COMMANDS,
     Enrolling,
     sayable,
@@ -133,11 +134,18 @@ class PersonalHearing:
         self._spotter_knows: tuple[int, bool] | None = None  # (profile generation, verdict)
         self._enrolling: Enrolling | None = None
         self._paused = False  # the enrolment is kept where it was while the person is heard
+        self._room = bytearray()  # the room's sound heard so far, while it is listened to
 
     @property
     def enrolling(self) -> bool:
         """Whether each utterance is a take of the phrase asked for."""
         return self._enrolling is not None and not self._paused
+
+    @property
+    def listening_to_room(self) -> bool:
+        """Whether the room's own sound is wanted now (enrolment's last step)."""
+        return (self._enrolling is not None and not self._paused
+                and self._enrolling.listening_to_room)
 
     @property
     def enrolment(self) -> EnrolState:
@@ -326,15 +334,29 @@ class PersonalHearing:
 
     def enrol_take(self, pcm: bytes, sentences: SentenceSet,
                    vocabulary: Sequence[str]) -> Transcript:
-        """One take of the phrase asked for; "stop" (when that is not the phrase) ends it."""
+        """One take of the phrase asked for; "stop" (when that is not the phrase) ends it.
+        While the room is listened to, speech is only part of its sound, unless it is "stop"."""
         enrolling = self._enrolling
         assert enrolling is not None
         asked = enrolling.phrases[0].said
         heard = self.recognizer.transcribe(pcm, sentences, vocabulary)
         said = self.recognizer.command_words(heard.text, bool(heard.wake))
         stop = said in STOP_WORDS and asked not in STOP_WORDS
-        self._reply_to_take(enrolling, "stop" if stop else "take", pcm)
+        if stop or not enrolling.listening_to_room:
+            self._reply_to_take(enrolling, "stop" if stop else "take", pcm)
         return Transcript("", None, 0.0, len(pcm) / 2 / RATE)
+
+    def room_sound(self, audio: bytes) -> None:
+        """More of the room's sound while it is listened to (on the hearing thread); once there
+        is enough, it is kept and what comes next is said."""
+        enrolling = self._enrolling
+        if enrolling is None or not self.listening_to_room:
+            self._room.clear()
+            return
+        self._room += audio
+        if len(self._room) >= int(ROOM_S * RATE) * 2:
+            room, self._room = bytes(self._room), bytearray()
+            self._reply_to_take(enrolling, "take", room)
 
     def _reply_to_take(self, enrolling: Enrolling, action: Literal["take", "skip", "stop"],
                        pcm: bytes | None) -> None:
@@ -360,6 +382,7 @@ class PersonalHearing:
     def _pause(self) -> None:
         """Takes wait; the person is heard as usual (and may say "learn my voice" to go on)."""
         self._paused = True
+        self._room.clear()
         self._tell_vad(self.options.stop_secs())
         assert self.say is not None
         self.say(PAUSED)

@@ -1,7 +1,7 @@
 """The person's voice profile: their own takes of the wake phrase, of their commands and of them
-talking freely, kept on the device only, in a SQLite file of its own beside the journal (mode
-0600). Never in the journal, never in a fleet batch: the journal records only that takes were
-added or removed.
+talking freely, and the sound of their room, kept on the device only, in a SQLite file of its
+own beside the journal (mode 0600). Never in the journal, never in a fleet batch: the journal
+records only that takes were added or removed.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from appliance.voice.audio.rate import PIPELINE_RATE
 from appliance.voice.errors import BadTake
 
 if TYPE_CHECKING:
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 
 KEPT_PER_PHRASE = 10
 """Takes kept of one phrase: the oldest learned one goes when another is learned."""
+KEPT_SPEECH_S = 60.0
+"""Free speech kept, in seconds: the oldest takes go beyond it (talk comes in many short takes)."""
 PAUSE_FLOOR_S = 0.35
 """The shortest wait for the end of speech (the pipeline's default)."""
 PAUSE_CEILING_S = 1.6
@@ -41,17 +44,20 @@ class TakeKind(StrEnum):
     WAKE = "wake"
     COMMAND = "command"
     SPEECH = "speech"  # the person talking freely: what their wake phrase is not
+    ROOM = "room"  # the room's own sound, no one speaking: the noise every take is also kept in
 
 
 FREE_SPEECH = "talking freely"
 """The phrase the person's free speech is kept under."""
+THE_ROOM = "the room"
+"""The phrase the room's own sound is kept under (one recording: a new one replaces it)."""
 
 
 def longest_take_s(kind: TakeKind) -> float:
     """How long one take of this kind may be."""
-    from appliance.voice.hearing.take_audio import LONGEST_S, LONGEST_SPEECH_S
+    from appliance.voice.hearing.take_audio import LONGEST_ROOM_S, LONGEST_S, LONGEST_SPEECH_S
 
-    return LONGEST_SPEECH_S if kind == TakeKind.SPEECH else LONGEST_S
+    return {TakeKind.SPEECH: LONGEST_SPEECH_S, TakeKind.ROOM: LONGEST_ROOM_S}.get(kind, LONGEST_S)
 
 
 class TakeSource(StrEnum):
@@ -87,7 +93,9 @@ CREATE TABLE IF NOT EXISTS takes (
     clean BLOB NOT NULL,
     noisy BLOB NOT NULL,
     frames INTEGER NOT NULL,
-    noisy_frames INTEGER NOT NULL
+    noisy_frames INTEGER NOT NULL,
+    in_room BLOB NOT NULL DEFAULT X'',
+    in_room_frames INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
@@ -112,6 +120,7 @@ class VoiceProfile:
         try:
             if write:
                 db.executescript(_SCHEMA)
+                _add_room_columns(db)
             with db:
                 yield db
         finally:
@@ -137,25 +146,71 @@ class VoiceProfile:
 
     def add(self, phrase: str, kind: TakeKind, pcm: bytes,
             source: TakeSource = TakeSource.ENROLLED, pending: bool = False) -> Take:
-        """Learn one take (BadTake, and nothing added, when it cannot be learned from)."""
+        """Learn one take (BadTake, and nothing added, when it cannot be learned from); the
+        room's sound replaces the one before, and every take gets a copy in it."""
+        if kind == TakeKind.ROOM:
+            return self._add_room(pcm)
         phrase = " ".join(phrase.casefold().split())
         if not phrase:
             raise BadTake("the phrase is empty")
         from appliance.voice.hearing.take_audio import learnable
 
-        take = learnable(pcm, longest_take_s(kind))
+        take = learnable(pcm, longest_take_s(kind), self.room())
         row = (phrase, kind.value, source.value, int(pending), time.time(), take.seconds,
                take.longest_pause_s, take.said, take.clean, take.noisy, take.frames,
-               take.noisy_frames)
+               take.noisy_frames, take.in_room, take.in_room_frames)
         with self._db(write=True) as db:
+            cursor = db.execute(
+                "INSERT INTO takes (phrase, kind, source, pending, created, seconds, "
+                "longest_pause_s, audio, clean, noisy, frames, noisy_frames, in_room, "
+                "in_room_frames) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+            take_id = int(cursor.lastrowid or 0)
+            if kind == TakeKind.SPEECH:
+                self._keep_newest_talk(db)
+            else:
+                self._keep_newest(db, phrase)
+            self._bump(db)
+        return Take(take_id, phrase, kind, source, pending, row[4], row[5], row[6])
+
+    def _add_room(self, pcm: bytes) -> Take:
+        from appliance.voice.hearing.take_audio import check_room
+
+        room = check_room(pcm)
+        row = (THE_ROOM, TakeKind.ROOM.value, TakeSource.ENROLLED.value, 0, time.time(),
+               len(room) / 2 / PIPELINE_RATE, 0.0, room, b"", b"", 0, 0)
+        with self._db(write=True) as db:
+            db.execute("DELETE FROM takes WHERE kind = ?", (TakeKind.ROOM.value,))
             cursor = db.execute(
                 "INSERT INTO takes (phrase, kind, source, pending, created, seconds, "
                 "longest_pause_s, audio, clean, noisy, frames, noisy_frames) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
-            take_id = int(cursor.lastrowid or 0)
-            self._keep_newest(db, phrase)
+            self._in_room(db, room)
             self._bump(db)
-        return Take(take_id, phrase, kind, source, pending, row[4], row[5], row[6])
+        return Take(int(cursor.lastrowid or 0), THE_ROOM, TakeKind.ROOM, TakeSource.ENROLLED,
+                    False, row[4], row[5], 0.0)
+
+    def room(self) -> bytes | None:
+        """The room's own sound as recorded (None: not recorded)."""
+        if not self.exists():
+            return None
+        with self._db() as db:
+            row = db.execute("SELECT audio FROM takes WHERE kind = ?",
+                             (TakeKind.ROOM.value,)).fetchone()
+        return bytes(row[0]) if row else None
+
+    def _in_room(self, db: sqlite3.Connection, room: bytes | None) -> None:
+        """Every take's copy in the room's sound made again (None: the room's copies go)."""
+        from appliance.voice.hearing.take_audio import blob, room_features
+
+        if room is None:
+            db.execute("UPDATE takes SET in_room = X'', in_room_frames = 0")
+            return
+        rows = db.execute("SELECT id, audio FROM takes WHERE kind != ?",
+                          (TakeKind.ROOM.value,)).fetchall()
+        for take_id, audio in rows:
+            in_room = room_features(bytes(audio), room)
+            db.execute("UPDATE takes SET in_room = ?, in_room_frames = ? WHERE id = ?",
+                       (blob(in_room), len(in_room), take_id))
 
     def _keep_newest(self, db: sqlite3.Connection, phrase: str) -> None:
         """At most KEPT_PER_PHRASE takes of a phrase: learned ones go first, oldest first."""
@@ -171,6 +226,16 @@ class VoiceProfile:
             (phrase,))]
         for take_id in (learned + ids[::-1])[:excess]:
             db.execute("DELETE FROM takes WHERE id = ?", (take_id,))
+
+    def _keep_newest_talk(self, db: sqlite3.Connection) -> None:
+        """At most KEPT_SPEECH_S of free speech: the oldest takes go first."""
+        kept = 0.0
+        for take_id, seconds in db.execute("SELECT id, seconds FROM takes WHERE kind = ? "
+                                           "ORDER BY created DESC, id DESC",
+                                           (TakeKind.SPEECH.value,)).fetchall():
+            kept += seconds
+            if kept > KEPT_SPEECH_S:
+                db.execute("DELETE FROM takes WHERE id = ?", (take_id,))
 
     def takes(self, phrase: str | None = None) -> list[Take]:
         if not self.exists():
@@ -199,8 +264,7 @@ class VoiceProfile:
             if phrase is None:
                 count = db.execute("DELETE FROM takes").rowcount
             else:
-                count = db.execute("DELETE FROM takes WHERE phrase = ?",
-                                   (" ".join(phrase.casefold().split()),)).rowcount
+                count = self._delete(db, "phrase = ?", " ".join(phrase.casefold().split()))
             self._bump(db)
         if phrase is None:
             with self._db(write=True) as db:
@@ -211,9 +275,19 @@ class VoiceProfile:
         if not self.exists():
             return False
         with self._db(write=True) as db:
-            gone = db.execute("DELETE FROM takes WHERE id = ?", (take_id,)).rowcount > 0
+            gone = self._delete(db, "id = ?", take_id) > 0
             self._bump(db)
         return gone
+
+    def _delete(self, db: sqlite3.Connection, where: str, value: str | int) -> int:
+        """The takes `where` says deleted; when the room's sound was one of them, the others'
+        copies in it go too."""
+        room = db.execute(f"SELECT COUNT(*) FROM takes WHERE kind = ? AND {where}",
+                          (TakeKind.ROOM.value, value)).fetchone()[0]
+        count = int(db.execute(f"DELETE FROM takes WHERE {where}", (value,)).rowcount)
+        if room:
+            self._in_room(db, None)
+        return count
 
     def approve(self, take_id: int) -> bool:
         """A learned take confirmed by a caregiver: used from now on."""
@@ -257,13 +331,19 @@ class VoiceProfile:
         kept: dict[TakeKind, list[Template]] = {kind: [] for kind in TakeKind}
         if self.exists():
             with self._db() as db:
-                rows = db.execute("SELECT id, phrase, kind, clean, frames, noisy, noisy_frames "
-                                  "FROM takes WHERE pending = 0").fetchall()
-            for take, phrase, kind, clean, frames, noisy, noisy_frames in rows:
+                in_room = ("in_room, in_room_frames" if _has_room_columns(db)
+                           else "X'', 0")  # a profile from before rooms, not written since
+                rows = db.execute(f"SELECT id, phrase, kind, clean, frames, noisy, noisy_frames, "
+                                  f"{in_room} FROM takes WHERE pending = 0 AND kind != ?",
+                                  (TakeKind.ROOM.value,)).fetchall()
+            for take, phrase, kind, clean, frames, noisy, noisy_frames, room, room_frames in rows:
                 into = kept[TakeKind(kind)]
                 into.append(Template(phrase, embeddings(clean, frames), take=take))
                 into.append(Template(phrase, embeddings(noisy, noisy_frames), noisy=True,
                                      take=take))
+                if room_frames:
+                    into.append(Template(phrase, embeddings(room, room_frames), noisy=True,
+                                         take=take))
         templates = TemplateSet.of(kept[TakeKind.COMMAND], kept[TakeKind.WAKE],
                                    kept[TakeKind.SPEECH])
         self._cached = (generation, templates)
@@ -277,8 +357,20 @@ class VoiceProfile:
         """How long a silence ends this person's speech: their longest pause between words
         in their takes, and a margin; None with no takes."""
         pauses = [t.longest_pause_s for t in self.takes()
-                  if not t.pending and t.kind != TakeKind.SPEECH]  # free speech pauses to think
+                  if not t.pending and t.kind in (TakeKind.WAKE, TakeKind.COMMAND)]
+        # Free speech pauses to think; the room is no speech.
         if not pauses:
             return None
         return min(PAUSE_CEILING_S,
                    max(PAUSE_FLOOR_S, max(pauses) * PAUSE_MARGIN + PAUSE_EXTRA_S))
+
+
+def _has_room_columns(db: sqlite3.Connection) -> bool:
+    return "in_room" in {row[1] for row in db.execute("PRAGMA table_info(takes)")}
+
+
+def _add_room_columns(db: sqlite3.Connection) -> None:
+    """A profile made before the room's sound was kept gets its columns."""
+    if not _has_room_columns(db):
+        db.execute("ALTER TABLE takes ADD COLUMN in_room BLOB NOT NULL DEFAULT X''")
+        db.execute("ALTER TABLE takes ADD COLUMN in_room_frames INTEGER NOT NULL DEFAULT 0")

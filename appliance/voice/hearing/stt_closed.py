@@ -130,6 +130,11 @@ class ClosedSetSTTService(WhisperSTTService):
         self._read = names
 
     async def run_stt(self, audio: bytes) -> AsyncGenerator[Frame | None, None]:
+        personal = self.personal
+        if personal is not None and personal.listening_to_room and not self._replying():
+            # All of it, speech or not: the room's sound is whatever it holds when no one
+            # is asked to speak (its prompt, said with the microphone muted, left out).
+            self._hearing.submit(_quietly_run, personal.room_sound, audio)
         async for frame in super().run_stt(audio):
             yield frame
         self._warm_templates()
@@ -196,9 +201,10 @@ def _quietly(score: Callable[[bytes], float], pcm: bytes) -> None:
         log.warning("the wake spotter failed early: %s", e)
 
 
-def _quietly_run(control: Callable[[EnrolAction], None], action: EnrolAction) -> None:
-    """Enrolment that cannot be steered is logged: the person goes on being heard."""
+def _quietly_run(step: Callable[[Any], None], given: Any) -> None:
+    """Enrolment that cannot be steered, or cannot keep the room's sound, is logged: the
+    person goes on being heard."""
     try:
-        control(action)
+        step(given)
     except Exception as e:
-        log.warning("enrolment could not %s: %s", action, e)
+        log.warning("enrolment could not go on: %s", e)

@@ -1,5 +1,6 @@
-"""What a take's audio holds: checked for being learnable, its pauses between words, a copy in
-noise, and its openWakeWord embeddings as the profile stores them."""
+"""What a take's audio holds: checked for being learnable, its pauses between words, copies in
+noise (made-up noise, and the person's own room's once recorded), and its openWakeWord
+embeddings as the profile stores them."""
 
 from __future__ import annotations
 
@@ -26,6 +27,10 @@ LONGEST_S = 8.0
 """A take longer than this is not one phrase."""
 LONGEST_SPEECH_S = 30.0
 """The longest take of the person talking freely."""
+SHORTEST_ROOM_S = 5.0
+"""Less of the room's own sound than this is too little to know its noise by."""
+LONGEST_ROOM_S = 60.0
+"""The longest recording of the room's own sound kept."""
 
 
 ROOM_FRAME = int(0.02 * PIPELINE_RATE)
@@ -88,16 +93,46 @@ def longest_pause(said: bytes) -> float:
     return longest * 0.02
 
 
-def with_noise(said: bytes, snr_db: float = NOISY_SNR_DB) -> bytes:
-    """The take mixed with pink noise `snr_db` below it (seeded by the take: the same each run)."""
+def check_room(pcm: bytes) -> bytes:
+    """The recording of the room's own sound, or BadTake saying in words what is wrong with it."""
+    samples = pcm16_to_float(pcm)
+    seconds = len(samples) / PIPELINE_RATE
+    if seconds < SHORTEST_ROOM_S:
+        raise BadTake(f"it is shorter than {SHORTEST_ROOM_S:.0f} seconds of the room")
+    if seconds > LONGEST_ROOM_S:
+        raise BadTake(f"it is longer than {LONGEST_ROOM_S:.0f} seconds: one is enough")
+    if float(np.sqrt(np.mean(samples.astype(np.float64) ** 2))) <= DIGITAL_SILENCE:
+        raise BadTake("it holds no sound at all (the microphone was off)")
+    if float(np.mean(np.abs(samples) >= 0.999)) > CLIPPED_SHARE:
+        raise BadTake("it is clipped (too loud for the microphone)")
+    return pcm
+
+
+def with_noise(said: bytes, snr_db: float = NOISY_SNR_DB, room: bytes | None = None) -> bytes:
+    """The take mixed with noise `snr_db` below it: a stretch of the room's own sound when it
+    was recorded, else pink noise (each chosen by the take: the same each run)."""
     x = pcm16_to_float(said).astype(np.float64)
-    rng = np.random.default_rng(len(said))
-    spectrum = np.fft.rfft(rng.standard_normal(len(x)))
-    spectrum /= np.maximum(np.sqrt(np.arange(len(spectrum))), 1.0)  # 1/f power: pink
-    noise = np.fft.irfft(spectrum, n=len(x))
+    noise = _room_stretch(room, len(x)) if room else None
+    if noise is None:
+        rng = np.random.default_rng(len(said))
+        spectrum = np.fft.rfft(rng.standard_normal(len(x)))
+        spectrum /= np.maximum(np.sqrt(np.arange(len(spectrum))), 1.0)  # 1/f power: pink
+        noise = np.fft.irfft(spectrum, n=len(x))
     level = np.sqrt(np.mean(x ** 2)) / max(float(np.sqrt(np.mean(noise ** 2))), 1e-12)
     mixed = x + noise * level / 10 ** (snr_db / 20)
     return float_to_pcm16(np.clip(mixed, -1.0, 1.0).astype(np.float32))
+
+
+def _room_stretch(room: bytes, length: int) -> npt.NDArray[np.float64] | None:
+    """`length` samples of the room's sound, starting where the take's length points (None:
+    the recording is silent)."""
+    sound = pcm16_to_float(room).astype(np.float64)
+    if len(sound) == 0:
+        return None
+    sound -= float(np.mean(sound))
+    start = length % len(sound)
+    stretch = np.tile(sound, length // len(sound) + 2)[start: start + length]
+    return None if float(np.sqrt(np.mean(stretch ** 2))) <= DIGITAL_SILENCE else stretch
 
 
 def embeddings(blob: bytes, frames: int) -> npt.NDArray[np.float32]:
@@ -116,17 +151,27 @@ class LearnableTake:
     frames: int
     noisy: bytes
     noisy_frames: int
+    in_room: bytes  # in the room's own sound (empty: not recorded)
+    in_room_frames: int
 
 
-def learnable(pcm: bytes, longest_s: float = LONGEST_S) -> LearnableTake:
-    """The take ready to store, or BadTake saying in words what is wrong with it."""
+def learnable(pcm: bytes, longest_s: float = LONGEST_S, room: bytes | None = None) -> LearnableTake:
+    """The take ready to store (also in `room`'s sound, when it was recorded), or BadTake
+    saying in words what is wrong with it."""
     said = check_take(pcm, longest_s)
     clean, noisy = features(said), features(with_noise(said))
+    in_room = room_features(said, room) if room else np.zeros((0, FEATURES), np.float32)
     if len(clean) < 2:
         raise BadTake("it is too short to hold a phrase")
     return LearnableTake(said, len(said) / 2 / PIPELINE_RATE, longest_pause(said),
-                         _blob(clean), len(clean), _blob(noisy), len(noisy))
+                         blob(clean), len(clean), blob(noisy), len(noisy), blob(in_room),
+                         len(in_room))
 
 
-def _blob(embedded: npt.NDArray[np.float32]) -> bytes:
+def room_features(said: bytes, room: bytes) -> npt.NDArray[np.float32]:
+    """The embeddings of the take's copy in the room's own sound, as the profile stores them."""
+    return features(with_noise(said, room=room))
+
+
+def blob(embedded: npt.NDArray[np.float32]) -> bytes:
     return np.ascontiguousarray(embedded, dtype="<f4").tobytes()

@@ -141,6 +141,8 @@ async def phrase_delete_form(request: Request, take_id: int, web: State,
              "does for anyone's voice." if shown.wake else
              "The wake phrase is then told apart from the person's other speech by their wake "
              "takes alone." if shown.kind == TakeKind.SPEECH else
+             "The takes are then learned in a made-up noise instead of this room's."
+             if shown.kind == TakeKind.ROOM else
              "The appliance still understands this command; only the person's own takes of "
              "it go.")
     return page(request, "voice_confirm.html", who=who, title="Delete this phrase?",

@@ -8,12 +8,21 @@ noise, the enrolment's and the test's drawn from disjoint sets (ENROL, TEST). Th
 says each word on its own, about 0.7 times the rate, with 300-500 ms between words and a mild
 tremolo; they enrol that way too (their own takes are slow), with other gaps, rates and
 tremolo than they are tested with.
+
+As the kiosk's enrolment does, it may end with half a minute of the person talking freely
+(`speech`: lines of the other part's everyday text, which no test or false-accept clip of this
+part says) and half a minute of their room, no one speaking (`room`: one kind of noise per
+voice, pink, brown, or the other part's voices talking, never the samples any test item is
+mixed with).
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import os
 import random
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterable
@@ -21,10 +30,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from appliance.voice.audio.pcm import PIPELINE_RATE, Pcm, load_wav, write_wav
-from appliance.voice.hearing.profile import TakeKind, VoiceProfile
+import numpy as np
+
+from appliance.voice.audio.pcm import PIPELINE_RATE, Pcm, float_to_pcm16, load_wav, write_wav
+from appliance.voice.errors import BadTake
+from appliance.voice.hearing.profile import FREE_SPEECH, THE_ROOM, TakeKind, VoiceProfile
 from appliance_lab.bench.spoken.conditions import (
+    NOISES,
     Condition,
+    NoiseKind,
+    babble_at,
     reverberate,
     trim_silence,
 )
@@ -32,6 +47,7 @@ from appliance_lab.bench.spoken.corpus import (
     WAKE,
     Part,
     as_sentence,
+    babble,
     cache_key,
     cached_pcm,
     clean_speech,
@@ -184,20 +200,85 @@ def enrol(profile: VoiceProfile, part: Part, voice: Voice, style: Style) -> int:
     return added
 
 
-def profile_path(workdir: Path, voice: Voice, style: Style) -> Path:
-    name = cache_key({"v": VERSION, "voice": voice.model_dump(), "style": style,
-                 "enrol": ENROL[style], "phrases": enrolled_phrases()})
-    return workdir / "profiles" / f"{name}.voice.sqlite"
+def profile_path(workdir: Path, voice: Voice, style: Style, room: bool = False,
+                 speech: bool = False) -> Path:
+    doc = {"v": VERSION, "voice": voice.model_dump(), "style": style,
+           "enrol": ENROL[style], "phrases": enrolled_phrases()}
+    if room:
+        doc["room"] = ROOM_VERSION
+    if speech:
+        doc["speech"] = SPEECH_VERSION
+    return workdir / "profiles" / f"{cache_key(doc)}.voice.sqlite"
 
 
-def make_profile(workdir: Path, part: Part, voice: Voice, style: Style) -> Path:
-    """The voice's profile in `workdir`, enrolled once (kept across runs: same inputs)."""
-    path = profile_path(workdir, voice, style)
+SPEECH_S = 30.0
+"""Free speech enrolled, as the kiosk asks for."""
+SPEECH_VERSION = 3
+
+
+def free_speech(part: Part, voice: Voice, style: Style) -> list[bytes]:
+    """About half a minute of the voice talking freely, line by line: the other part's
+    everyday text, said as its first enrolment take is, then again as its second."""
+    other: Part = "tune" if part == "heldout" else "heldout"
+    takes: list[bytes] = []
+    for n, (variant, line) in enumerate(itertools.product(ENROL[style][:2],
+                                                          load_part(other).non_wake)):
+        takes.append(take(part, voice, as_sentence(line), variant, n))
+        if sum(len(trim_silence(t)) for t in takes) / 2 / PIPELINE_RATE >= SPEECH_S:
+            break
+    return takes
+
+
+ROOM_S = 30.0
+ROOM_RMS = 0.01
+"""A quiet room's level as a microphone records it (the product scales it to each take)."""
+ROOM_VERSION = 2
+
+
+def room_kind(voice: Voice) -> NoiseKind:
+    """The one kind of noise this voice's room has."""
+    return NOISES[hashlib.sha256(f"room|{voice.label}".encode()).digest()[0] % len(NOISES)]
+
+
+def room_sound(part: Part, voice: Voice) -> bytes:
+    """Half a minute of the voice's room, no one speaking: pink or brown noise made here (not
+    sox's, whose samples the test items are mixed with), or the other part's voices talking."""
+    kind = room_kind(voice)
+    n = int(ROOM_S * PIPELINE_RATE)
+    seed = int.from_bytes(hashlib.sha256(voice.label.encode()).digest()[:4], "little")
+    if kind == "babble":
+        other: Part = "tune" if part == "heldout" else "heldout"
+        sound = babble_at(babble(other), ROOM_S, seed).astype(np.float64)
+    else:
+        spectrum = np.fft.rfft(np.random.default_rng(seed).standard_normal(n))
+        power = 1 if kind == "pink" else 2  # 1/f or 1/f^2
+        spectrum /= np.maximum(np.arange(len(spectrum), dtype=np.float64) ** (power / 2), 1.0)
+        sound = np.fft.irfft(spectrum, n=n)
+    sound *= ROOM_RMS / max(float(np.sqrt(np.mean(sound ** 2))), 1e-12)
+    return float_to_pcm16(sound.astype(np.float32))
+
+
+def make_profile(workdir: Path, part: Part, voice: Voice, style: Style,
+                 room: bool = False, speech: bool = False) -> Path:
+    """The voice's profile in `workdir`, enrolled once (kept across runs: same inputs); with
+    `speech` and `room`, that profile and then the free speech and the room's sound."""
+    path = profile_path(workdir, voice, style, room, speech)
     if path.exists() and VoiceProfile(path).takes():
         return path
     tmp = path.with_suffix(f".{os.getpid()}.making")  # two processes may make it at once
     tmp.unlink(missing_ok=True)
-    enrol(VoiceProfile(tmp), part, voice, style)
+    if room or speech:
+        shutil.copyfile(make_profile(workdir, part, voice, style), tmp)
+        profile = VoiceProfile(tmp)
+        for talk in free_speech(part, voice, style) if speech else []:
+            try:
+                profile.add(FREE_SPEECH, TakeKind.SPEECH, talk)
+            except BadTake:  # a line too long said slowly: the rest make up the half minute
+                continue
+        if room:
+            profile.add(THE_ROOM, TakeKind.ROOM, room_sound(part, voice))
+    else:
+        enrol(VoiceProfile(tmp), part, voice, style)
     tmp.replace(path)
     return path
 

@@ -21,11 +21,12 @@ from typing import Any, Literal
 
 from appliance_lab import REPO
 from appliance_lab.bench.spoken.accuracy import by_clip
-from appliance_lab.bench.spoken.corpus import Part, load_part
+from appliance_lab.bench.spoken.corpus import Part, load_part, noise_for
 from appliance_lab.bench.spoken.outcome import Turn, planned
 from appliance_lab.bench.spoken.personal import (
     COMMAND_TAKES,
     CONDITIONS,
+    CORPUS_CONDITIONS,
     ENROL,
     TEST,
     WAKE_TAKES,
@@ -35,6 +36,7 @@ from appliance_lab.bench.spoken.personal import (
     enrolled_phrases,
     item_audio,
     make_profile,
+    room_kind,
     sample_items,
 )
 from appliance_lab.bench.spoken.personal_fa import fa_summary
@@ -108,7 +110,8 @@ def prepare(part: Part, per: int, voices: int, workdir: Path, arms: list[Arm],
 
 
 def run_arm(arm: Arm, part: Part, per: int, voices: int, workdir: Path, progress: Progress,
-            conditions: tuple[ConditionName, ...] = CONDITIONS) -> dict[str, Any]:
+            conditions: tuple[ConditionName, ...] = CONDITIONS,
+            room: bool = False, speech: bool = False) -> dict[str, Any]:
     """In this process: each item through the real pipeline, paced in real time, on a fresh
     copy of its scene; "after" with the voice's profile (the slow condition: the slow person's)."""
     chosen = sample_items(part, per, conditions, voices)
@@ -122,7 +125,7 @@ def run_arm(arm: Arm, part: Part, per: int, voices: int, workdir: Path, progress
     done = 0
     started = time.monotonic()
     for (_label, _style, scene), group in sorted(groups.items()):
-        profile = (make_profile(workdir, part, group[0].voice, group[0].style)
+        profile = (make_profile(workdir, part, group[0].voice, group[0].style, room, speech)
                    if arm == "after" else None)
         for k in range(0, len(group), RUN_SIZE):
             chunk = group[k : k + RUN_SIZE]
@@ -143,12 +146,16 @@ def run_arm(arm: Arm, part: Part, per: int, voices: int, workdir: Path, progress
                              "engine": turn.utterance.engine if turn else None,
                              "got": turn.outcome if turn else None, "expected": expected,
                              "latency_ms": None if latency is None else round(latency, 1),
-                             "vad_ms": t.get("vad_ms"), "stt_ms": t.get("stt_ms")})
+                             "vad_ms": t.get("vad_ms"), "stt_ms": t.get("stt_ms"),
+                             "noise": noise_for(item.voice, item.phrase,
+                                                CORPUS_CONDITIONS[item.condition]),
+                             "room": room_kind(item.voice) if room else None})
             done += len(chunk)
             right = sum(r["outcome"] == "right" for r in rows)
             progress(f"{arm}: {done}/{len(chosen)} items, {right} right at once so far "
                      f"({(time.monotonic() - started) / 60:.1f} min)")
-    return {"arm": arm, "rows": rows, "peak_rss_mb": peak_rss_mb()}
+    return {"arm": arm, "room": room, "speech": speech, "rows": rows,
+            "peak_rss_mb": peak_rss_mb()}
 
 
 def _share(k: int, n: int) -> dict[str, Any]:
@@ -367,6 +374,10 @@ def main() -> None:
     parser.add_argument("--per", type=int, default=4)
     parser.add_argument("--voices", type=int, default=0)
     parser.add_argument("--work", type=Path, default=default_workdir())
+    parser.add_argument("--room", action="store_true",
+                        help="each profile also has its voice's room, recorded after enrolment")
+    parser.add_argument("--speech", action="store_true",
+                        help="each profile also has its voice talking freely")
     parser.add_argument("--conditions", default=",".join(CONDITIONS),
                         help="comma-separated, of " + ", ".join(CONDITIONS))
     args = parser.parse_args()
@@ -377,7 +388,7 @@ def main() -> None:
 
     part: Part = "tune" if args.part == "tune" else "heldout"
     print(json.dumps(run_arm(args.arm, part, args.per, args.voices, args.work, progress,
-                             conditions)))
+                             conditions, args.room, args.speech)))
 
 
 if __name__ == "__main__":

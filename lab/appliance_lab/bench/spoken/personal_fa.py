@@ -98,8 +98,13 @@ def chunk_clips(part: Part, chunk: int,
     return clips, texts, kinds
 
 
-def results_path(workdir: Path, part: Part, arm: FaArm) -> Path:
-    return workdir / f"fa-{part}-{arm}-v{VERSION}.jsonl"
+def enrolled_name(room: bool, speech: bool) -> str:
+    return "+".join(name for name, on in (("speech", speech), ("room", room)) if on)
+
+
+def results_path(workdir: Path, part: Part, arm: FaArm, enrolled: str = "") -> Path:
+    """`enrolled`: what the profiles hold beyond the phrases ("speech+room"), in the name."""
+    return workdir / f"fa-{part}-{arm}{'-' + enrolled if enrolled else ''}-v{VERSION}.jsonl"
 
 
 def done_chunks(path: Path) -> list[dict[str, Any]]:
@@ -109,10 +114,12 @@ def done_chunks(path: Path) -> list[dict[str, Any]]:
 
 
 def bench_false_accepts(part: Part, hours: float, voices: int, workdir: Path,
-                        progress: Progress, arm: FaArm = "after") -> list[dict[str, Any]]:
+                        progress: Progress, arm: FaArm = "after", room: bool = False,
+                        speech: bool = False) -> list[dict[str, Any]]:
     """Chunks until `hours` of audio are heard in all (the JSONL's earlier chunks count);
-    with `arm` "after", chunk k is heard with voice k's profile (in turn over the voices)."""
-    path = results_path(workdir, part, arm)
+    with `arm` "after", chunk k is heard with voice k's profile (in turn over the voices),
+    enrolled with free speech and the room's sound as `speech` and `room` say."""
+    path = results_path(workdir, part, arm, enrolled_name(room, speech))
     path.parent.mkdir(parents=True, exist_ok=True)
     chunks = done_chunks(path)
     heard_s = sum(c["audio_s"] for c in chunks)
@@ -122,7 +129,8 @@ def bench_false_accepts(part: Part, hours: float, voices: int, workdir: Path,
     k = max((c["chunk"] for c in chunks), default=-1) + 1
     while heard_s < hours * 3600:
         voice = pool[k % len(pool)]
-        profile = make_profile(workdir, part, voice, "normal") if arm == "after" else None
+        profile = (make_profile(workdir, part, voice, "normal", room, speech)
+                   if arm == "after" else None)
         clips, texts, kinds = chunk_clips(part, k, voices)
         result = run_clips(SCENE, clips, "closed", pace=None, profile=profile)
         woke = [h for h in result.heard if h.get("via") == "wake"]
@@ -156,9 +164,10 @@ def _said_at(result: Any, texts: list[str], kinds: list[str],
                                                                       "kind": None}
 
 
-def fa_summary(workdir: Path, part: Part, arm: FaArm = "after") -> dict[str, Any]:
+def fa_summary(workdir: Path, part: Part, arm: FaArm = "after",
+               enrolled: str = "") -> dict[str, Any]:
     """The false accepts in the JSONL so far: per hour with the exact Poisson 95 % interval."""
-    chunks = done_chunks(results_path(workdir, part, arm))
+    chunks = done_chunks(results_path(workdir, part, arm, enrolled))
     seconds = sum(c["audio_s"] for c in chunks)
     accepted = [a for c in chunks for a in c["accepted"]]
     hours = seconds / 3600
@@ -198,6 +207,8 @@ def main() -> None:
     parser.add_argument("--voices", type=int, default=0)
     parser.add_argument("--arm", choices=("before", "after"), default="after")
     parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--room", action="store_true")
+    parser.add_argument("--speech", action="store_true")
     args = parser.parse_args()
 
     def progress(line: str) -> None:
@@ -205,8 +216,11 @@ def main() -> None:
 
     part: Part = "tune" if args.part == "tune" else "heldout"
     arm: FaArm = "before" if args.arm == "before" else "after"
-    bench_false_accepts(part, args.hours, args.voices, args.work, progress, arm)
-    print(json.dumps({**fa_summary(args.work, part, arm), "peak_rss_mb": peak_rss_mb()}))
+    bench_false_accepts(part, args.hours, args.voices, args.work, progress, arm, args.room,
+                        args.speech)
+    enrolled = enrolled_name(args.room, args.speech)
+    print(json.dumps({**fa_summary(args.work, part, arm, enrolled), "enrolled": enrolled,
+                      "peak_rss_mb": peak_rss_mb()}))
 
 
 if __name__ == "__main__":
