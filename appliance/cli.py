@@ -848,6 +848,10 @@ def bench_voice_enrolled(
         help="an arm saved in --work for the same items is not run again")] = False,
     work: Annotated[Path | None, typer.Option(
         help="profiles and false-accept results (default .cache/personal-templates)")] = None,
+    speech: Annotated[bool, typer.Option(
+        help="the enrolment ends with half a minute of each voice talking freely")] = False,
+    room: Annotated[bool, typer.Option(
+        help="and with half a minute of its room, no one speaking")] = False,
 ) -> None:
     """The person's own voice (issue 44): before and after enrolment, per condition."""
     if part not in ("tune", "heldout"):
@@ -858,7 +862,7 @@ def bench_voice_enrolled(
     _print_json(_lab("bench.spoken.personal_bench").bench_voice_enrolled(
         part=part, per=per, voices=voices, fa_hours=fa_hours, workdir=work, arms=chosen,
         jobs=jobs, fa_arms=["after", "before"] if fa_before else ["after"], reuse=reuse,
-        progress=_progress("bench voice-enrolled")))
+        speech=speech, room=room, progress=_progress("bench voice-enrolled")))
 
 
 @bench_app.command("desktop")

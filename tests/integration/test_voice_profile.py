@@ -559,15 +559,20 @@ def test_whispers_words_act_after_a_wake_phrase_only_the_takes_heard(tmp_path: P
     said = espeak("hey juniper, click send", SAID_RATE)
     by_takes = hearing.hear(said, sentences, over_reply=False)
     assert by_takes is not None and by_takes.wake and by_takes.doubt == Doubt.LESS_SURE
-    same = Transcript("click send", 0.8, 0.0, 2.0, engine="closed:whisper", wake=False)
+    same = Transcript("click send", 0.8, 500.0, 2.0, engine="closed:whisper", wake=False)
     settled = hearing.settled(by_takes, same, said)
     assert (settled.text, settled.wake, settled.doubt) == ("hey juniper click send", True, "")
+    assert settled.stt_ms == by_takes.stt_ms + 500.0, "the hearing took Whisper's decode too"
     other = replace(same, text="tick send")
-    assert hearing.settled(by_takes, other, said) is other, "Whisper's other words decide"
+    assert hearing.settled(by_takes, other, said) == replace(
+        other, stt_ms=by_takes.stt_ms + 500.0), "Whisper's other words decide"
     unsure = replace(same, doubt=Doubt.LESS_SURE)
-    assert hearing.settled(by_takes, unsure, said) is by_takes, "neither is sure: asked"
+    took = by_takes.stt_ms + 500.0
+    assert hearing.settled(by_takes, unsure, said) == replace(by_takes, stt_ms=took), \
+        "neither is sure: asked"
     near_miss = espeak("hi jupiter, click send", SAID_RATE)
-    assert hearing.settled(by_takes, same, near_miss) is same, "not the person's wake phrase"
+    assert hearing.settled(by_takes, same, near_miss) == replace(same, stt_ms=took), \
+        "not the person's wake phrase"
 
 
 FREE_TALK = (
@@ -725,6 +730,9 @@ def test_every_take_is_also_learned_in_the_sound_of_the_persons_room(tmp_path: P
     for t in late:
         assert any(take == t.id and np.allclose(e, room_features(profile.audio(t.id), kept_room))
                    for take, e in copies), "a take learned later is also kept in the room"
+    talk = profile.add("talking freely", TakeKind.SPEECH, espeak(FREE_TALK[1], 150))
+    assert sum(t.take == talk.id for t in profile.template_set().others) == 2, \
+        "free speech is kept clean and in made-up noise only: the wake verifier's as measured"
     r = run("enroll", "--forget", "--phrase", "the room", "--store", kiosk.store, "--by", "Carol")
     assert r.code == 0 and "removed 1 take" in r.out, r.out + r.err
     assert profile.room() is None

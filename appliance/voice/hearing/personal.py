@@ -184,15 +184,17 @@ class PersonalHearing:
         """What is passed on when the takes heard a phrase they doubt and Whisper heard it too:
         Whisper's sure words, after the wake phrase the takes heard when Whisper missed it (as
         in slow speech) and it fits the person's wake takes; else the takes' doubted phrase,
-        to be asked about."""
+        to be asked about. Its hearing took both their times."""
+        took = by_takes.stt_ms + whisper.stt_ms
         if whisper.engine != "closed:whisper" or whisper.doubt:
-            return by_takes  # Whisper is no surer than the takes, which a near sentence fits
+            # Whisper is no surer than the takes, which a near sentence fits.
+            return replace(by_takes, stt_ms=took)
         phrase = self.recognizer.command_words(by_takes.text, bool(by_takes.wake))
         if (by_takes.wake and not whisper.wake
                 and phrase == self.recognizer.command_words(whisper.text, False)
                 and self._fits_wake(pcm)):
-            return replace(by_takes, doubt="")
-        return whisper
+            return replace(by_takes, doubt="", stt_ms=took)
+        return replace(whisper, stt_ms=took)
 
     def warm(self, pcm: bytes) -> None:
         """Embed the utterance so far while the person speaks (the takes keep what they embed),

@@ -47,6 +47,9 @@ class TakeKind(StrEnum):
     ROOM = "room"  # the room's own sound, no one speaking: the noise every take is also kept in
 
 
+HEARD_IN_ROOM = (TakeKind.WAKE, TakeKind.COMMAND)
+"""The takes also kept in the room's sound: free speech keeps made-up noise only, so that what
+it tells the wake verifier in a noisy room stays as it was measured."""
 FREE_SPEECH = "talking freely"
 """The phrase the person's free speech is kept under."""
 THE_ROOM = "the room"
@@ -155,7 +158,7 @@ class VoiceProfile:
             raise BadTake("the phrase is empty")
         from appliance.voice.hearing.take_audio import learnable
 
-        take = learnable(pcm, longest_take_s(kind), self.room())
+        take = learnable(pcm, longest_take_s(kind), self.room() if kind in HEARD_IN_ROOM else None)
         row = (phrase, kind.value, source.value, int(pending), time.time(), take.seconds,
                take.longest_pause_s, take.said, take.clean, take.noisy, take.frames,
                take.noisy_frames, take.in_room, take.in_room_frames)
@@ -205,8 +208,8 @@ class VoiceProfile:
         if room is None:
             db.execute("UPDATE takes SET in_room = X'', in_room_frames = 0")
             return
-        rows = db.execute("SELECT id, audio FROM takes WHERE kind != ?",
-                          (TakeKind.ROOM.value,)).fetchall()
+        rows = db.execute("SELECT id, audio FROM takes WHERE kind IN (?, ?)",
+                          tuple(k.value for k in HEARD_IN_ROOM)).fetchall()
         for take_id, audio in rows:
             in_room = room_features(bytes(audio), room)
             db.execute("UPDATE takes SET in_room = ?, in_room_frames = ? WHERE id = ?",

@@ -10,10 +10,9 @@ tremolo; they enrol that way too (their own takes are slow), with other gaps, ra
 tremolo than they are tested with.
 
 As the kiosk's enrolment does, it may end with half a minute of the person talking freely
-(`speech`: lines of the other part's everyday text, which no test or false-accept clip of this
-part says) and half a minute of their room, no one speaking (`room`: one kind of noise per
-voice, pink, brown, or the other part's voices talking, never the samples any test item is
-mixed with).
+(`speech`: everyday talk written for it, which no test or false-accept clip says) and half a
+minute of their room, no one speaking (`room`: one kind of noise per voice, pink, brown, or
+the other part's voices talking, never the samples any test item is mixed with).
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+import yaml
 
 from appliance.voice.audio.pcm import PIPELINE_RATE, Pcm, float_to_pcm16, load_wav, write_wav
 from appliance.voice.errors import BadTake
@@ -213,16 +213,18 @@ def profile_path(workdir: Path, voice: Voice, style: Style, room: bool = False,
 
 SPEECH_S = 30.0
 """Free speech enrolled, as the kiosk asks for."""
-SPEECH_VERSION = 3
+SPEECH_VERSION = 5
+ENROLMENT_TALK: tuple[str, ...] = tuple(yaml.safe_load(
+    Path(__file__).with_name("personal_nonwake.yaml").read_text(encoding="utf-8"))[
+        "enrolment_talk"])
+"""What each voice says when asked to talk freely (personal_nonwake.yaml)."""
 
 
 def free_speech(part: Part, voice: Voice, style: Style) -> list[bytes]:
-    """About half a minute of the voice talking freely, line by line: the other part's
-    everyday text, said as its first enrolment take is, then again as its second."""
-    other: Part = "tune" if part == "heldout" else "heldout"
+    """About half a minute of the voice talking freely, line by line, said as its first
+    enrolment take is (then as its second, should the lines run out)."""
     takes: list[bytes] = []
-    for n, (variant, line) in enumerate(itertools.product(ENROL[style][:2],
-                                                          load_part(other).non_wake)):
+    for n, (variant, line) in enumerate(itertools.product(ENROL[style][:2], ENROLMENT_TALK)):
         takes.append(take(part, voice, as_sentence(line), variant, n))
         if sum(len(trim_silence(t)) for t in takes) / 2 / PIPELINE_RATE >= SPEECH_S:
             break
@@ -232,7 +234,7 @@ def free_speech(part: Part, voice: Voice, style: Style) -> list[bytes]:
 ROOM_S = 30.0
 ROOM_RMS = 0.01
 """A quiet room's level as a microphone records it (the product scales it to each take)."""
-ROOM_VERSION = 2
+ROOM_VERSION = 3
 
 
 def room_kind(voice: Voice) -> NoiseKind:

@@ -39,7 +39,7 @@ from appliance_lab.bench.spoken.personal import (
     room_kind,
     sample_items,
 )
-from appliance_lab.bench.spoken.personal_fa import fa_summary
+from appliance_lab.bench.spoken.personal_fa import enrolled_name, fa_summary
 from appliance_lab.bench.spoken.runs import Progress, run_clips
 from appliance_lab.bench.stats import peak_rss_mb, percentiles, wilson
 
@@ -304,10 +304,15 @@ def _run_children(commands: dict[str, list[str]], jobs: int, workdir: Path,
     return results
 
 
-def saved_arm(workdir: Path, part: Part, arm: Arm,
-              items: list[SpokenItem]) -> dict[str, Any] | None:
+def arm_path(workdir: Path, part: Part, arm: Arm, enrolled: str) -> Path:
+    """Where an arm's rows are saved (`enrolled`: what the profiles hold beyond the phrases)."""
+    return workdir / f"{part}-{arm}{'-' + enrolled if enrolled else ''}.json"
+
+
+def saved_arm(workdir: Path, part: Part, arm: Arm, items: list[SpokenItem],
+              enrolled: str = "") -> dict[str, Any] | None:
     """An arm's rows saved by an earlier run of the same items, else None."""
-    path = workdir / f"{part}-{arm}.json"
+    path = arm_path(workdir, part, arm, enrolled)
     if not path.exists():
         return None
     saved: dict[str, Any] = json.loads(path.read_text())
@@ -319,23 +324,28 @@ def bench_voice_enrolled(part: Part = "heldout", per: int = 4, voices: int = 0,
                          fa_hours: float = 0.5, workdir: Path | None = None,
                          arms: list[Arm] | None = None, jobs: int = 1,
                          fa_arms: list[Arm] | None = None, reuse: bool = False,
+                         speech: bool = False, room: bool = False,
                          progress: Progress = lambda _line: None) -> dict[str, Any]:
     """The whole benchmark; `per` items per voice and condition (4 x 15 held-out voices = 60
     per condition), `fa_hours` of non-wake audio with the profiles in use (0: none; earlier
     hours in `workdir` count), `jobs` children at once (each arm, the false accepts);
     `reuse`: an arm whose rows an earlier run saved in `workdir` for the same items is not
-    run again."""
+    run again; `speech`, `room`: the enrolment ends with free speech, the room's sound."""
     workdir = workdir or default_workdir()
     workdir.mkdir(parents=True, exist_ok=True)
     chosen_arms = arms or list(ARMS)
-    report: dict[str, Any] = {"protocol": protocol(part, per, voices), "arms": {}}
-    common = ["--part", part, "--voices", str(voices), "--work", str(workdir)]
+    report: dict[str, Any] = {"protocol": {**protocol(part, per, voices),
+                                           "enrolled_beyond_phrases": enrolled_name(room, speech)},
+                              "arms": {}}
+    common = ["--part", part, "--voices", str(voices), "--work", str(workdir),
+              *(["--speech"] if speech else []), *(["--room"] if room else [])]
     commands: dict[str, list[str]] = {}
     saved: dict[str, dict[str, Any]] = {}
     if per > 0:
         items = prepare(part, per, voices, workdir, chosen_arms, progress)
         for arm in chosen_arms:
-            earlier = saved_arm(workdir, part, arm, items) if reuse else None
+            earlier = (saved_arm(workdir, part, arm, items, enrolled_name(room, speech))
+                       if reuse else None)
             if earlier is not None:
                 progress(f"{arm}: the rows saved in {workdir}")
                 saved[arm] = earlier
@@ -351,13 +361,14 @@ def bench_voice_enrolled(part: Part = "heldout", per: int = 4, voices: int = 0,
         if arm in results:
             result = results[arm]
             if "rows" in result:
-                (workdir / f"{part}-{arm}.json").write_text(json.dumps(result))
+                arm_path(workdir, part, arm, enrolled_name(room, speech)).write_text(
+                    json.dumps(result))
             report["arms"][arm] = summarize_arm(result) if "rows" in result else result
     fa: dict[str, Any] | None = None
     if fa_hours > 0:
         report["false_accepts"] = {}
         for fa_arm in fa_arms or ["after"]:
-            summary = fa_summary(workdir, part, fa_arm)
+            summary = fa_summary(workdir, part, fa_arm, enrolled_name(room, speech))
             summary["peak_rss_mb"] = results.get(f"false accepts {fa_arm}", {}).get(
                 "peak_rss_mb")
             report["false_accepts"][fa_arm] = summary
