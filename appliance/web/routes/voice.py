@@ -141,7 +141,7 @@ async def phrase_delete_form(request: Request, take_id: int, web: State,
              "does for anyone's voice." if shown.wake else
              "The wake phrase is then told apart from the person's other speech by their wake "
              "takes alone." if shown.kind == TakeKind.SPEECH else
-             "The takes are then learned in a made-up noise instead of this room's."
+             "The takes then keep only their copies in made-up noise, not in this room's."
              if shown.kind == TakeKind.ROOM else
              "The appliance still understands this command; only the person's own takes of "
              "it go.")

@@ -214,6 +214,7 @@ def profile_path(workdir: Path, voice: Voice, style: Style, room: bool = False,
 SPEECH_S = 30.0
 """Free speech enrolled, as the kiosk asks for."""
 SPEECH_VERSION = 5
+"""Bump when the free speech enrolled for the same inputs would change."""
 ENROLMENT_TALK: tuple[str, ...] = tuple(yaml.safe_load(
     Path(__file__).with_name("personal_nonwake.yaml").read_text(encoding="utf-8"))[
         "enrolment_talk"])
@@ -232,9 +233,11 @@ def free_speech(part: Part, voice: Voice, style: Style) -> list[bytes]:
 
 
 ROOM_S = 30.0
+"""The room's sound enrolled, as the kiosk listens for."""
 ROOM_RMS = 0.01
 """A quiet room's level as a microphone records it (the product scales it to each take)."""
 ROOM_VERSION = 3
+"""Bump when the room enrolled for the same inputs would change."""
 
 
 def room_kind(voice: Voice) -> NoiseKind:
