@@ -163,11 +163,7 @@ class VoiceProfile:
                take.longest_pause_s, take.said, take.clean, take.noisy, take.frames,
                take.noisy_frames, take.in_room, take.in_room_frames)
         with self._db(write=True) as db:
-            cursor = db.execute(
-                "INSERT INTO takes (phrase, kind, source, pending, created, seconds, "
-                "longest_pause_s, audio, clean, noisy, frames, noisy_frames, in_room, "
-                "in_room_frames) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
-            take_id = int(cursor.lastrowid or 0)
+            take_id = _insert(db, row)
             if kind == TakeKind.SPEECH:
                 self._keep_newest_talk(db)
             else:
@@ -180,17 +176,14 @@ class VoiceProfile:
 
         room = check_room(pcm)
         row = (THE_ROOM, TakeKind.ROOM.value, TakeSource.ENROLLED.value, 0, time.time(),
-               len(room) / 2 / PIPELINE_RATE, 0.0, room, b"", b"", 0, 0)
+               len(room) / 2 / PIPELINE_RATE, 0.0, room, b"", b"", 0, 0, b"", 0)
         with self._db(write=True) as db:
             db.execute("DELETE FROM takes WHERE kind = ?", (TakeKind.ROOM.value,))
-            cursor = db.execute(
-                "INSERT INTO takes (phrase, kind, source, pending, created, seconds, "
-                "longest_pause_s, audio, clean, noisy, frames, noisy_frames) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+            take_id = _insert(db, row)
             self._in_room(db, room)
             self._bump(db)
-        return Take(int(cursor.lastrowid or 0), THE_ROOM, TakeKind.ROOM, TakeSource.ENROLLED,
-                    False, row[4], row[5], 0.0)
+        return Take(take_id, THE_ROOM, TakeKind.ROOM, TakeSource.ENROLLED, False, row[4], row[5],
+                    0.0)
 
     def room(self) -> bytes | None:
         """The room's own sound as recorded (None: not recorded)."""
@@ -366,6 +359,15 @@ class VoiceProfile:
             return None
         return min(PAUSE_CEILING_S,
                    max(PAUSE_FLOOR_S, max(pauses) * PAUSE_MARGIN + PAUSE_EXTRA_S))
+
+
+def _insert(db: sqlite3.Connection, row: tuple[object, ...]) -> int:
+    """One take's row stored; its id."""
+    cursor = db.execute(
+        "INSERT INTO takes (phrase, kind, source, pending, created, seconds, longest_pause_s, "
+        "audio, clean, noisy, frames, noisy_frames, in_room, in_room_frames) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+    return int(cursor.lastrowid or 0)
 
 
 def _has_room_columns(db: sqlite3.Connection) -> bool:
