@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from uuid import UUID
 
-from appliance.desktop.model import Desktop
-from appliance.intents.aliases import names_on_screen
+from appliance.desktop.model import Desktop, Snapshot
+from appliance.intents.aliases import Named, names_on_screen
 from appliance.intents.planner import Planner
 from appliance.journal.application import Journal
 from appliance.journal.serving import renewed
@@ -56,7 +56,9 @@ class SessionSink:
         names = screen_names_of(snapshot)
         # Names the person gave elements on this screen ("my doctor"): sentences said with them.
         given = names_on_screen(snapshot, aliases)
-        return names._replace(targets=tuple(dict.fromkeys((*names.targets, *given))))
+        return names._replace(targets=tuple(dict.fromkeys((*names.targets, *given))),
+                              toggles=_with_given(names.toggles or (), snapshot, aliases),
+                              selectable=_with_given(names.selectable or (), snapshot, aliases))
 
     def use(self, journal: Journal) -> None:
         """Go on in `journal`: the damaged one was set aside (by this process or another)."""
@@ -120,3 +122,10 @@ class SessionSink:
         """The microphone went away (or came back): journal it; the source retries by itself."""
         self._renewed()  # never into a file another process set aside
         self.journal.device_fault(self.device, message)
+
+
+def _with_given(names: tuple[str, ...], snapshot: Snapshot, aliases: Sequence[Named]) -> tuple[
+        str, ...]:
+    """`names`, and the names the person gave any of those elements on this screen."""
+    given = names_on_screen(snapshot, [a for a in aliases if a.element in names])
+    return tuple(dict.fromkeys((*names, *given)))

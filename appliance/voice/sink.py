@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
-from appliance.desktop.roles import SPOKEN_NUMBER_ROLES
+from appliance.desktop.roles import SELECTABLE_ROLES, SPOKEN_NUMBER_ROLES, TOGGLE_ROLES
 
 if TYPE_CHECKING:
     from appliance.desktop.model import Snapshot
@@ -52,18 +52,27 @@ class ScreenNames(NamedTuple):
     numbered: tuple[str, ...] = ()
     percent_alike: tuple[str, ...] = ()
     """Of `numbered`, those that go from 0 to 100: "80 percent" is 80 on them."""
+    toggles: tuple[str, ...] | None = None
+    """The names of what can be ticked ("tick urgent"); None: not known, so any name may be."""
+    selectable: tuple[str, ...] | None = None
+    """The names of what can be selected (list items, tabs); None: not known."""
 
 
 def screen_names_of(snapshot: Snapshot) -> ScreenNames:
     """The names the grammar's {target} and {app} take on this screen, and those of what takes
-    a number (the closed set's)."""
+    a number, a tick or a selection (the closed set's)."""
     takes = [n for n in snapshot.nodes if n.name and n.role in SPOKEN_NUMBER_ROLES]
     numbered = sorted({n.name for n in takes})
     # A name on two controls is alike only if both are 0..100.
     other = {n.name for n in takes if (n.minimum, n.maximum) != (0, 100)}
     alike = sorted({n.name for n in takes} - other)
     return ScreenNames(tuple(snapshot.names()), (*snapshot.applications, *snapshot.launchable),
-                       tuple(numbered), tuple(alike))
+                       tuple(numbered), tuple(alike), _named(snapshot, TOGGLE_ROLES),
+                       _named(snapshot, SELECTABLE_ROLES))
+
+
+def _named(snapshot: Snapshot, roles: frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted({n.name for n in snapshot.nodes if n.name and n.role in roles}))
 
 
 # Words every command uses, so the recogniser is biased towards them as well as the screen.

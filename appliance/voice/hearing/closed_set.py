@@ -75,6 +75,13 @@ the capped product above reaches only the first dozen keys."""
 TERSE_PER_TEMPLATE = 5000
 NUMBERS = tuple(str(n) for n in range(101)) + tuple(f"{n} percent" for n in range(101))
 """The numbers listed, in digits as Whisper writes them ("80", "80%": `written`)."""
+TICKED_INTENTS = ("set_value",)
+"""Intents said of what can be ticked ("tick urgent", "turn wifi off"): their {target} is only
+the screen's toggles (the planner acts on nothing else), when the screen's roles are known."""
+PICKED_INTENTS = ("select", "select_by_verb", "bare_name")
+"""Intents that select a list item or tab by its name, and press a button (as the planner reads
+them): there "pick send" means what "click send" means."""
+PRESSED_INTENT = "activate"
 EXTRA = ("yes", "no")
 """Answers to a question, said in its listening window."""
 FOLLOWERS_CHECKED = 64
@@ -509,10 +516,12 @@ def _spoken(name: str) -> str:
 @lru_cache(maxsize=4)
 def closed_set(
     targets: tuple[str, ...], apps: tuple[str, ...], numbered: tuple[str, ...] = (),
-    percent_alike: tuple[str, ...] = (),
+    percent_alike: tuple[str, ...] = (), toggles: tuple[str, ...] | None = None,
+    selectable: tuple[str, ...] | None = None,
 ) -> SentenceSet:
     """The sentences that can be said on a screen with these names (`numbered`: the elements
-    a number may be said to; `percent_alike`: those of them where "80 percent" is 80): rebuilt
+    a number may be said to; `percent_alike`: those of them where "80 percent" is 80;
+    `toggles`, `selectable`: those that can be ticked, or selected, None if not known): rebuilt
     only when they change (the cache is keyed on them)."""
     start = time.monotonic()
     fills = {
@@ -522,14 +531,22 @@ def closed_set(
     }
     # A number is said only to what takes one.
     number_fills = {**fills, "target": list(dict.fromkeys(n for n in map(_spoken, numbered) if n))}
+    # "tick send" of a button is never acted on, and would sit near "click send".
+    tick_fills = fills if toggles is None else {
+        **fills, "target": list(dict.fromkeys(n for n in map(_spoken, toggles) if n))}
     alike = {_spoken(n) for n in percent_alike}
+    # Neither selected nor ticked ("select urgent" ticks a check box: the grammar's tick words).
+    pressed = None if selectable is None or toggles is None else (
+        set(fills["target"]) - set(map(_spoken, (*selectable, *toggles))))
     out: dict[str, Meaning | None] = {}
     for skeleton, meaning in skeletons().items():
         slots = _slots_in(skeleton)
         if not slots:
             _add(out, skeleton, meaning)
             continue
-        filling = number_fills if "number" in slots else fills
+        filling = (number_fills if "number" in slots
+                   else tick_fills if meaning is not None and meaning[0] in TICKED_INTENTS
+                   else fills)
         for values in itertools.product(*(filling[s] for s in slots)):
             sentence = _fill(skeleton, slots, values)
             carried = (("value" if s == "number" else s, v)
@@ -539,6 +556,9 @@ def closed_set(
                 carried = ((k, v.removesuffix(" percent")) for k, v in carried)
             filled = None if meaning is None else (
                 meaning[0], tuple(sorted({*meaning[1], *carried})))
+            if (filled is not None and pressed is not None and filled[0] in PICKED_INTENTS
+                    and dict(filled[1]).get("target") in pressed):
+                filled = (PRESSED_INTENT, filled[1])
             _add(out, sentence, filled)
     # A name filled in can make a sentence another template says with another meaning.
     unlisted = _unlisted_meanings()
