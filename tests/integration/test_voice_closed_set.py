@@ -738,9 +738,6 @@ def _by_both_voices(said: str, check: str, wake: bool, *marks: Any) -> list[Any]
         # and leaves them to the command check.
         *_by_both_voices("hey june, open the calendar", "spotter", False),
         *_by_both_voices("hey juniper, click send", "spotter", True),
-        # Words that fit a dictation frame do not make a doubtful wake phrase sure, as a
-        # sentence of the screen does: both were taken so when they did.
-        *_by_both_voices("hey jennifer, reply saying sounds good", "spotter", False),
     ],
 )
 def test_a_near_miss_of_the_wake_phrase_is_not_taken_for_it_on_any_screen(
@@ -765,6 +762,27 @@ def test_a_near_miss_of_the_wake_phrase_is_not_taken_for_it_on_any_screen(
     for h in heard.values():
         decision = WakeGate().decide(h.text, 0.0, h.wake)
         assert decision.kind == "ignored", (h, decision)
+
+
+@pytest.mark.parametrize("voice", ["piper", "espeak"])
+def test_words_that_fit_a_dictation_frame_do_not_make_a_doubtful_wake_phrase_sure(
+    recognizer: ClosedWhisperRecognizer, voice: str
+) -> None:
+    """A sentence of the screen after a doubtful wake phrase makes it sure; words that fit a
+    dictation frame do not: both were taken so when they did. How doubtful this near miss is
+    depends on the CPU (Piper's second opinion scored -2.21 against the strict check's -2.25 on
+    an AVX2-only AMD EPYC, below it on the machines before), so the strict check alone must
+    decide it, on every screen, whatever the frame's words."""
+    rule = WAKE_CHECKS["spotter"]
+    spotter = ClosedWhisperRecognizer(recognizer.engine, wake_check=rule)
+    audio = segment("hey jennifer, reply saying sounds good", voice)
+    for scene in SCENES:
+        heard = spotter.hear(audio, sentences(scene), vocabulary(SCENES[scene]))
+        assert heard.evidence is not None and rule.if_command is not None, heard
+        # Doubtful: the spotter neither wakes nor vetoes, and the lenient check lets it by.
+        assert not rule.spotted(heard.spot) and not rule.vetoed(heard.spot), heard
+        assert rule.if_command.passes(heard.evidence), heard
+        assert heard.wake == rule.sure.passes(heard.evidence), heard
 
 
 def test_every_wake_check_a_caregiver_can_choose_has_a_rule() -> None:
@@ -1193,15 +1211,15 @@ class _HeardSink(SessionSink):
 def test_a_command_lost_after_the_wake_phrase_is_said_so_and_may_be_said_again(
     tmp_path: Path, loaded: Engines
 ) -> None:
-    """A tuning-part item Whisper cannot make out after the wake phrase (espeak-ng's Alicia
-    variant, clean: "what speaking voice is it using" heard as "click my TV tune in", too
-    doubtful to pass on). Silence would leave the person waiting: the appliance says it did
-    not catch it and then takes the command without the wake phrase."""
-    from appliance_lab.bench.spoken.corpus import audio, items
-
-    lost = next(i for i in items("tune") if i.condition.name == "clean"
-                and i.voice.label == "espeak:en-029+Alicia@175/60"
-                and i.sentence == "what speaking voice is it using" and i.scene == "settings")
+    """Words Whisper cannot make out after the wake phrase (espeak-ng's "turn the radio up a
+    little" played backwards: Whisper writes words, but too doubtful to pass on). Silence
+    would leave the person waiting: the appliance says it did not catch it and then takes the
+    command without the wake phrase. (A tuning-part clip Whisper half heard was used before;
+    how doubtful it was differed by CPU, and on an AVX2-only AMD EPYC it was passed on.)"""
+    wake = np.frombuffer(speech_pcm("Hey juniper", "espeak"), np.int16)
+    wake = wake[: np.flatnonzero(np.abs(wake) > 300)[-1] + 1]  # no pause for the VAD to end at
+    said = np.frombuffer(speech_pcm("turn the radio up a little", "espeak"), np.int16)
+    unclear = wake.tobytes() + said[::-1].copy().tobytes()
     scene = tmp_path / "scene.json"
     shutil.copyfile(SCENES["settings"], scene)
     assert "checked" not in _element(scene, "Large text").states
@@ -1211,7 +1229,7 @@ def test_a_command_lost_after_the_wake_phrase_is_said_so_and_may_be_said_again(
                       build_planner(Settings(llm="off")), reports.append)
     sink.said = []
     gap = bytes(int(1.2 * PIPELINE_RATE) * 2)
-    pcm = gap + audio(lost) + gap + speech_pcm("Tick large text.", "piper") + gap
+    pcm = gap + unclear + gap + speech_pcm("Tick large text.", "piper") + gap
     stats = run_voice(WavSource(pcm=Pcm(pcm, PIPELINE_RATE)), sink, loaded, None,
                       VoiceOptions(recognizer="closed"))
     assert [h["decision"] for h in stats.heard] == ["not caught", "command"], stats.heard
