@@ -6,6 +6,7 @@ import math
 import statistics
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def percentiles(samples_ms: list[float]) -> dict[str, float]:
@@ -33,6 +34,11 @@ def wilson(hits: int, n: int, z: float = Z95) -> tuple[float, float] | None:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return round(max(0.0, centre - half), 3), round(min(1.0, centre + half), 3)
+
+
+def share(hits: int, n: int) -> dict[str, Any]:
+    """A count of `n`, its share and its Wilson interval, as the reports give them."""
+    return {"share": round(hits / n, 3) if n else None, "count": hits, "ci95": wilson(hits, n)}
 
 
 def _poisson_cdf(k: int, mean: float) -> float:

@@ -41,7 +41,7 @@ from appliance_lab.bench.spoken.personal import (
 )
 from appliance_lab.bench.spoken.personal_fa import enrolled_name, fa_summary
 from appliance_lab.bench.spoken.runs import Progress, run_clips
-from appliance_lab.bench.stats import peak_rss_mb, percentiles, wilson
+from appliance_lab.bench.stats import peak_rss_mb, percentiles, share
 
 Arm = Literal["before", "after"]
 ARMS: tuple[Arm, ...] = ("before", "after")
@@ -158,18 +158,14 @@ def run_arm(arm: Arm, part: Part, per: int, voices: int, workdir: Path, progress
             "peak_rss_mb": peak_rss_mb()}
 
 
-def _share(k: int, n: int) -> dict[str, Any]:
-    return {"share": round(k / n, 3) if n else None, "count": k, "ci95": wilson(k, n)}
-
-
 def outcomes(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Right at once, wrong unasked, asked, missed (each with its Wilson interval), and wake
     false rejects, over `rows`."""
     n = len(rows)
     out: dict[str, Any] = {"n": n}
     for kind in ("right", "wrong", "asked", "missed"):
-        out[kind] = _share(sum(r["outcome"] == kind for r in rows), n)
-    out["wake_false_rejects"] = _share(sum(not r["woke"] for r in rows), n)
+        out[kind] = share(sum(r["outcome"] == kind for r in rows), n)
+    out["wake_false_rejects"] = share(sum(not r["woke"] for r in rows), n)
     return out
 
 
