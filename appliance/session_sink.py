@@ -124,8 +124,9 @@ class SessionSink:
         self.journal.device_fault(self.device, message)
 
 
-def _with_given(names: tuple[str, ...], snapshot: Snapshot, aliases: Sequence[Named]) -> tuple[
-        str, ...]:
+def _with_given(
+    names: tuple[str, ...], snapshot: Snapshot, aliases: Sequence[Named]
+) -> tuple[str, ...]:
     """`names`, and the names the person gave any of those elements on this screen."""
     given = names_on_screen(snapshot, [a for a in aliases if a.element in names])
     return tuple(dict.fromkeys((*names, *given)))

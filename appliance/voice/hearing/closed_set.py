@@ -82,6 +82,7 @@ PICKED_INTENTS = ("select", "select_by_verb", "bare_name")
 """Intents that select a list item or tab by its name, and press a button (as the planner reads
 them): there "pick send" means what "click send" means."""
 PRESSED_INTENT = "activate"
+"""What "click" means: the grammar's intent that presses a named element."""
 EXTRA = ("yes", "no")
 """Answers to a question, said in its listening window."""
 FOLLOWERS_CHECKED = 64
