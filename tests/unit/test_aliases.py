@@ -173,5 +173,9 @@ def test_names_on_the_screen_are_offered_to_the_closed_set(tmp_path: Path) -> No
 
     names = SessionSink(journal, screen, Nothing()).screen_names()
     assert "my GP" in names.targets and "the surgery" not in names.targets
-    said = closed_set(names.targets, names.apps, names.numbered, names.percent_alike)
+    said = closed_set(*names)
     assert "select my gp" in said and "click my gp" in said
+    # The name given a list item is one to select, as the item's own is; Send is only pressed.
+    assert names.selectable is not None and "my GP" in names.selectable
+    assert said.intent_of("pick my gp") == "select" and said.intent_of("pick send") == "activate"
+    assert said.means_alike("pick send", "click send")
