@@ -514,6 +514,11 @@ def _spoken(name: str) -> str:
     return " ".join(words(name))
 
 
+def _said_names(names: Iterable[str]) -> list[str]:
+    """The names as they are said, each once, in order."""
+    return list(dict.fromkeys(n for n in map(_spoken, names) if n))
+
+
 @lru_cache(maxsize=4)
 def closed_set(
     targets: tuple[str, ...], apps: tuple[str, ...], numbered: tuple[str, ...] = (),
@@ -525,16 +530,11 @@ def closed_set(
     `toggles`, `selectable`: those that can be ticked, or selected, None if not known): rebuilt
     only when they change (the cache is keyed on them)."""
     start = time.monotonic()
-    fills = {
-        "target": list(dict.fromkeys(n for n in map(_spoken, targets) if n)),
-        "app": list(dict.fromkeys(n for n in map(_spoken, apps) if n)),
-        "number": list(NUMBERS),
-    }
+    fills = {"target": _said_names(targets), "app": _said_names(apps), "number": list(NUMBERS)}
     # A number is said only to what takes one.
-    number_fills = {**fills, "target": list(dict.fromkeys(n for n in map(_spoken, numbered) if n))}
+    number_fills = {**fills, "target": _said_names(numbered)}
     # "tick send" of a button is never acted on, and would sit near "click send".
-    tick_fills = fills if toggles is None else {
-        **fills, "target": list(dict.fromkeys(n for n in map(_spoken, toggles) if n))}
+    tick_fills = fills if toggles is None else {**fills, "target": _said_names(toggles)}
     alike = {_spoken(n) for n in percent_alike}
     # Neither selected nor ticked ("select urgent" ticks a check box: the grammar's tick words).
     pressed = None if selectable is None or toggles is None else (

@@ -14,6 +14,7 @@ import json
 import random
 import sys
 from dataclasses import asdict, dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from appliance.voice.hearing.closed_whisper import (
 from appliance.voice.hearing.personal import NOISY_ROOM_DB, wake_bound
 from appliance.voice.hearing.profile import VoiceProfile
 from appliance.voice.hearing.take_audio import signal_to_noise_db
+from appliance.voice.hearing.templates import TemplateSet
 from appliance.voice.hearing.wake_spotter import WakeSpotter
 from appliance_lab.bench.spoken.corpus import Part, as_sentence, heard_in, load_part, noise_for
 from appliance_lab.bench.spoken.outcome import heard_on
@@ -77,9 +79,15 @@ class Stages:
         return self.takes_woke or (self.whisper_woke and not self.refused)
 
 
+@cache
+def _templates(profile: Path) -> TemplateSet:
+    """A profile's takes, read once a run (each is heard against many utterances)."""
+    return VoiceProfile(profile).template_set()
+
+
 def _stages(kind: str, condition: str, voice: str, line: str, pcm: bytes, scene: str,
             profile: Path, whisper: ClosedWhisperRecognizer) -> Stages:
-    templates = VoiceProfile(profile).template_set()
+    templates = _templates(profile)
     sentences, words = heard_on(scene)
     found = templates.hear(pcm, lambda phrase: phrase in sentences)
     heard = whisper.hear(pcm, sentences, words)
