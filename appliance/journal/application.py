@@ -72,6 +72,8 @@ CONFLICT_ATTEMPTS = 5
 action whose process died, a device's counters) is tried afresh after losing a race. Each loss
 means another process moved it on; the bound only guards against a livelock."""
 AMEND_ATTEMPTS = 20  # events that always still apply: retried longer, with back-off
+AMEND_BACKOFF_S = 0.005  # the first back-off's bound; it doubles with each loss
+AMEND_BACKOFF_CAP_S = 0.5  # the longest a writer waits between two tries
 CHECKER = "the appliance (journal check)"  # who a change made on finding a break is recorded by
 BREAK_NOTICE = (
     "The journal was changed outside the appliance ({}). I am using the safe settings and "
@@ -469,8 +471,9 @@ class Journal(Application[UUID]):
     def _amend(self, load: Callable[[], A], change: Callable[[A], None]) -> None:
         """Record one event that always still applies (a device's counter, what was said) on
         an aggregate other processes write too: after a version conflict it is read again and
-        the event recorded afresh, with a random few milliseconds' back-off, since writers
-        that keep colliding (a switch pressed from two processes) would collide again."""
+        the event recorded afresh after a random back-off that doubles with each loss (full
+        jitter), since writers that keep colliding (a switch pressed from four processes, on a
+        busy machine where reading the aggregate takes longer than the back-off) collide again."""
         for attempt in range(AMEND_ATTEMPTS):
             aggregate = load()
             change(aggregate)
@@ -479,7 +482,8 @@ class Journal(Application[UUID]):
             except JournalConflict:
                 if attempt == AMEND_ATTEMPTS - 1:
                     raise
-                time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+                bound = min(AMEND_BACKOFF_CAP_S, AMEND_BACKOFF_S * 2**attempt)
+                time.sleep(random.uniform(0, bound))
                 continue
             return
 

@@ -535,7 +535,9 @@ def test_the_persons_wake_takes_turn_away_a_near_miss_whisper_took_for_the_wake_
 def test_whispers_words_act_after_a_wake_phrase_only_the_takes_heard(tmp_path: Path) -> None:
     """A command the takes doubt ("click send", with "tick send" on the screen) goes to Whisper;
     when Whisper hears the same words sure but misses the wake phrase (as in slow speech), the
-    wake phrase the takes heard stands, if the utterance starts as the person's wake takes."""
+    wake phrase the takes heard stands, if the utterance starts as the person's wake takes.
+    When Whisper hears an answer where the takes heard the wake phrase and a command, the
+    command is asked about."""
     from dataclasses import replace
 
     from appliance.policy.doubts import Doubt
@@ -560,18 +562,23 @@ def test_whispers_words_act_after_a_wake_phrase_only_the_takes_heard(tmp_path: P
     by_takes = hearing.hear(said, sentences, over_reply=False)
     assert by_takes is not None and by_takes.wake and by_takes.doubt == Doubt.LESS_SURE
     same = Transcript("click send", 0.8, 500.0, 2.0, engine="closed:whisper", wake=False)
-    settled = hearing.settled(by_takes, same, said)
+    settled = hearing.settled(by_takes, same, said, sentences)
     assert (settled.text, settled.wake, settled.doubt) == ("hey juniper click send", True, "")
     assert settled.stt_ms == by_takes.stt_ms + 500.0, "the hearing took Whisper's decode too"
     other = replace(same, text="tick send")
-    assert hearing.settled(by_takes, other, said) == replace(
+    assert hearing.settled(by_takes, other, said, sentences) == replace(
         other, stt_ms=by_takes.stt_ms + 500.0), "Whisper's other words decide"
     unsure = replace(same, doubt=Doubt.LESS_SURE)
     took = by_takes.stt_ms + 500.0
-    assert hearing.settled(by_takes, unsure, said) == replace(by_takes, stt_ms=took), \
+    assert hearing.settled(by_takes, unsure, said, sentences) == replace(by_takes, stt_ms=took), \
         "neither is sure: asked"
+    for answer, wake in (("hey juniper no", True), ("don't do that", False)):
+        assert sentences.intent_of(answer.removeprefix("hey juniper ")) == "deny"
+        heard = replace(same, text=answer, wake=wake)
+        assert hearing.settled(by_takes, heard, said, sentences) == replace(
+            by_takes, stt_ms=took), f"{answer!r} after the takes' wake phrase and command: asked"
     near_miss = espeak("hi jupiter, click send", SAID_RATE)
-    assert hearing.settled(by_takes, same, near_miss) == replace(same, stt_ms=took), \
+    assert hearing.settled(by_takes, same, near_miss, sentences) == replace(same, stt_ms=took), \
         "not the person's wake phrase"
 
 

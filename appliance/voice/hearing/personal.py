@@ -180,7 +180,8 @@ class PersonalHearing:
                                 Doubt.LESS_SURE if near else "",
                                 not near and ends_at_match(found, sentences))
 
-    def settled(self, by_takes: Transcript, whisper: Transcript, pcm: bytes) -> Transcript:
+    def settled(self, by_takes: Transcript, whisper: Transcript, pcm: bytes,
+                sentences: SentenceSet) -> Transcript:
         """What is passed on when the takes heard a phrase they doubt and Whisper heard it too:
         Whisper's sure words, after the wake phrase the takes heard when Whisper missed it (as
         in slow speech) and it fits the person's wake takes; else the takes' doubted phrase,
@@ -190,6 +191,11 @@ class PersonalHearing:
             # Whisper is no surer than the takes, which a near sentence fits.
             return replace(by_takes, stt_ms=took)
         phrase = self.recognizer.command_words(by_takes.text, bool(by_takes.wake))
+        whispered = self.recognizer.command_words(whisper.text, bool(whisper.wake))
+        if by_takes.wake and sentences.intent_of(whispered) in ANSWERS:
+            # ANSWERS' mirror: after the wake phrase comes a command, and an answer heard
+            # there ("don't do that" for "undo that") loses the command; the takes' is asked.
+            return replace(by_takes, stt_ms=took)
         if (by_takes.wake and not whisper.wake
                 and phrase == self.recognizer.command_words(whisper.text, False)
                 and self._fits_wake(pcm)):

@@ -177,7 +177,7 @@ class ClosedSetSTTService(WhisperSTTService):
         heard = personal.verified(self.recognizer.transcribe(
             pcm, sentences, self._words_of(names), self._over_reply), as_captured(pcm))
         if by_takes is not None:
-            heard = personal.settled(by_takes, heard, as_captured(pcm))
+            heard = personal.settled(by_takes, heard, as_captured(pcm), sentences)
         return personal.after(heard, pcm, sentences)
 
     def replied(self, reply: Reply) -> None:
