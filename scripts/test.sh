@@ -4,7 +4,7 @@
 # of its time booting and waiting on itself, and the voice tests on audio paced in real time, so
 # on two cores the two runs beside each other end well before they would one after the other;
 # the closed-set, barge-in and voice-profile tests (some ten minutes) go with the guests, whose
-# run alone ended some 13 minutes before the other (CI, December: 46 min for the rest). Their output is shown when both are done.
+# run alone ended well before the other. Their output is shown when both are done.
 # Fails when either run fails (pytest's exit 5, "no tests collected", included).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
