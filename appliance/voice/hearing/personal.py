@@ -184,8 +184,8 @@ class PersonalHearing:
                 sentences: SentenceSet) -> Transcript:
         """What is passed on when the takes heard a phrase they doubt and Whisper heard it too:
         Whisper's sure words, after the wake phrase the takes heard when Whisper missed it (as
-        in slow speech) and it fits the person's wake takes; else the takes' doubted phrase,
-        to be asked about. Its hearing took both their times."""
+        in slow speech) and it fits the person's wake takes; else (an answer among them) the
+        takes' doubted phrase, to be asked about. Its hearing took both their times."""
         took = by_takes.stt_ms + whisper.stt_ms
         if whisper.engine != "closed:whisper" or whisper.doubt:
             # Whisper is no surer than the takes, which a near sentence fits.
