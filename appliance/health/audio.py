@@ -57,11 +57,11 @@ def _default_stream(kind: Literal["input", "output"], unplugged: str,
     if loaded is None:
         raise _Unusable(NO_VOICE_EXTRA)
     from appliance.voice.audio.pcm import PIPELINE_RATE
-    from appliance.voice.audio.sources import CHUNK_SAMPLES, native_stderr_silenced
+    from appliance.voice.audio.sources import CAPTURE_SAMPLES, native_stderr_silenced
 
     pyaudio, pa = loaded
-    # The microphone is read in the pipeline's chunks; the speaker is only written to.
-    direction = ({"input": True, "frames_per_buffer": CHUNK_SAMPLES} if kind == "input"
+    # The microphone is opened as MicSource opens it; the speaker is only written to.
+    direction = ({"input": True, "frames_per_buffer": CAPTURE_SAMPLES} if kind == "input"
                  else {"output": True})
     try:
         try:

@@ -266,7 +266,7 @@ from appliance.voice.audio.sources import MicSource
 mic = MicSource(max_queued_s=0.5)
 mic.open()
 sizes = {len(mic.read(320)) for _ in range(200)}
-print(sorted(sizes), mic.dropped_s > 0, flush=True)
+print(sorted(sizes), mic.dropped_s > 0, mic.device_latency_s >= 0.1, flush=True)
 mic.close()
 """
 
@@ -276,7 +276,8 @@ def test_the_microphone_is_queued_by_portaudio_and_what_is_dropped_is_said(
 ) -> None:
     """Real pyaudio in callback mode on ALSA's null device (no sound card here), which captures
     faster than real time: `read` still gives 20 ms chunks, the queue stays bounded and the
-    audio dropped from it is logged."""
+    audio dropped from it is logged. The device holds at least 100 ms for PortAudio's thread
+    (20 ms overran several times a second in a busy guest)."""
     import subprocess
     import sys
 
@@ -288,7 +289,7 @@ def test_the_microphone_is_queued_by_portaudio_and_what_is_dropped_is_said(
         env={**os.environ, "HOME": str(tmp_path)},
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split("\n")[0] == "[640] True", done.stdout + done.stderr[-2000:]
+    assert done.stdout.split("\n")[0] == "[640] True True", done.stdout + done.stderr[-2000:]
     assert "the microphone lost audio" in done.stderr and "dropped from the queue" in done.stderr
 
 

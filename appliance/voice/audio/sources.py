@@ -20,6 +20,7 @@ from appliance.voice.errors import VoiceError
 log = logging.getLogger(__name__)
 
 CHUNK_SAMPLES = 320  # 20 ms at 16 kHz: a whole number of webrtcvad frames
+CAPTURE_SAMPLES = 1600  # 100 ms: what the device hands PortAudio's thread at a time
 
 
 class AudioSource(Protocol):
@@ -86,7 +87,9 @@ class MicSource:
     PortAudio's own thread queues what the device captures and `read` takes from the queue: a
     blocking read from the pipeline's loop lost audio whenever the loop was held up for longer
     than the device's small buffer (a transcription on a slow device: "open notes" heard as
-    "don't" in the booted image). What is lost all the same is counted and logged."""
+    "don't" in the booted image). The device's periods are longer than the pipeline's chunks:
+    with 20 ms ones a busy device overran several times a second and the speech arrived in
+    pieces. What is lost all the same is counted and logged."""
 
     live = True
 
@@ -110,7 +113,7 @@ class MicSource:
                 pa.get_default_input_device_info()
                 stream = pa.open(
                     format=pyaudio.paInt16, channels=1, rate=PIPELINE_RATE, input=True,
-                    frames_per_buffer=CHUNK_SAMPLES, stream_callback=self._captured,
+                    frames_per_buffer=CAPTURE_SAMPLES, stream_callback=self._captured,
                 )
             except (OSError, ValueError):
                 pa.terminate()
@@ -118,6 +121,13 @@ class MicSource:
         with self._ready:
             self._queued.clear()
         self._pa, self._stream = pa, stream
+
+    @property
+    def device_latency_s(self) -> float:
+        """How much audio the open device holds for PortAudio's thread, in seconds."""
+        if self._stream is None:
+            raise OSError("microphone is not open")
+        return float(self._stream.get_input_latency())
 
     def _captured(self, data: bytes | None, _frames: int, _time: Any, status: int) -> Any:
         import pyaudio
