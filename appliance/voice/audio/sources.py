@@ -88,8 +88,8 @@ class MicSource:
     blocking read from the pipeline's loop lost audio whenever the loop was held up for longer
     than the device's small buffer (a transcription on a slow device: "open notes" heard as
     "don't" in the booted image). The device's periods are longer than the pipeline's chunks:
-    with 20 ms ones a busy device overran several times a second and the speech arrived in
-    pieces. What is lost all the same is counted and logged."""
+    with 20 ms ones a busy device overran and the speech arrived in pieces
+    (docs/measurements/device-vm.md). What is lost all the same is counted and logged."""
 
     live = True
 
