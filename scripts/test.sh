@@ -3,8 +3,9 @@
 # recognizer's tests, in one pytest run beside another for everything else. A guest spends much
 # of its time booting and waiting on itself, and the voice tests on audio paced in real time, so
 # on two cores the two runs beside each other end well before they would one after the other;
-# the closed-set, barge-in and voice-profile tests (some ten minutes) go with the guests, whose
-# run alone ended well before the other. Their output is shown when both are done.
+# the closed-set, barge-in and voice-profile tests (some ten minutes) go with the guests, so that
+# the two runs end near each other (docs/measurements/device-vm.md). Their output is shown when
+# both are done.
 # Fails when either run fails (pytest's exit 5, "no tests collected", included).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1

@@ -5,7 +5,7 @@ counts the overruns it logs ("the microphone lost audio") over a window with no 
 with busy loops on the host. Each size after the first is written into the guest's copy of
 `appliance.voice.audio.sources` and the unit restarted.
 
-    python -m appliance_lab.bench.mic_overruns 320 1600 [--busy 2] [--seconds 240]
+    python -m appliance_lab.bench.mic_overruns 1600 320 [--busy 2] [--seconds 240]
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from appliance_lab.bench.boot import IMAGE_DIR
 from appliance_lab.bench.vm import DeviceVM, build_image
@@ -50,6 +51,10 @@ class Window:
     @property
     def per_s(self) -> float:
         return self.overruns / self.seconds if self.seconds else 0.0
+
+    def row(self) -> dict[str, Any]:
+        """The window as JSON, with its rate."""
+        return {**asdict(self), "per_s": round(self.per_s, 2)}
 
 
 def _lost(vm: DeviceVM, pid: int) -> list[Lost]:
@@ -99,8 +104,7 @@ def measure(sizes: list[int], busy: int, seconds: float) -> list[Window]:
                     vm.wait_ready(old_pid=old, timeout=900)
                 for loops in (0, busy):
                     window = _window(vm, samples, loops, seconds)
-                    print(json.dumps({**asdict(window), "per_s": round(window.per_s, 2)}),
-                          file=sys.stderr, flush=True)
+                    print(json.dumps(window.row()), file=sys.stderr, flush=True)
                     windows.append(window)
         finally:
             vm.shutdown(timeout=60)
@@ -115,7 +119,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=240)
     args = parser.parse_args()
     windows = measure(args.sizes, args.busy, args.seconds)
-    print(json.dumps([{**asdict(w), "per_s": round(w.per_s, 2)} for w in windows], indent=2))
+    print(json.dumps([w.row() for w in windows], indent=2))
 
 
 if __name__ == "__main__":
