@@ -134,6 +134,59 @@ def test_a_sure_match_of_the_takes_ends_the_command_at_its_first_pause(tmp_path:
     assert not answer["ended_early"] and answer["timings"]["vad_ms"] >= 300, answer
 
 
+def test_the_wake_phrase_alone_is_no_command_however_near_one_it_is(tmp_path: Path) -> None:
+    """A person whose "undo that" sounds like their wake phrase (here: the same takes): "hey
+    juniper" alone is their wake phrase, not a bare "undo that", which a listening window would
+    act on; "hey juniper, undo that" is still the command."""
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for rate in ENROL_RATES:
+        profile.add("hey juniper", TakeKind.WAKE, espeak("hey juniper", rate))
+        profile.add("undo that", TakeKind.COMMAND, espeak("hey juniper", rate))
+        profile.add("select grandma", TakeKind.COMMAND, espeak("select grandma", rate))
+    templates = profile.template_set()
+    alone = espeak("hey juniper", SAID_RATE)
+    assert templates.wake_alone(alone)
+    assert templates.hear(alone, lambda _phrase: True) is None
+    command = espeak("hey juniper, select grandma", SAID_RATE)
+    assert not templates.wake_alone(command)
+    found = templates.hear(command, lambda _phrase: True)
+    assert found is not None and (found.phrase, found.wake) == ("select grandma", True)
+
+
+def test_the_pause_after_the_wake_phrase_is_not_decoded(tmp_path: Path, loaded: Any,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """"hey juniper, ... select grandma": at the pause after the wake phrase alone Whisper
+    decodes nothing (its decode would hold the one hearing thread while the command is said);
+    the command's own pause ends it, heard by the takes, with no Whisper decode at all."""
+    from appliance.voice.audio.sources import WavSource
+    from appliance.voice.commands import VoiceOptions, run_voice
+    from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
+    from appliance.voice.hearing.templates import speech
+    from tests.integration.test_voice_pipeline import ScriptedSink
+
+    decoded: list[int] = []
+    transcribe = ClosedWhisperRecognizer.transcribe
+
+    def counted(self: ClosedWhisperRecognizer, pcm: bytes, *args: Any, **kwargs: Any) -> Any:
+        decoded.append(len(pcm))
+        return transcribe(self, pcm, *args, **kwargs)
+
+    monkeypatch.setattr(ClosedWhisperRecognizer, "transcribe", counted)
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("select grandma", TakeKind.COMMAND),
+                         ("yes", TakeKind.COMMAND)):
+        for rate in ENROL_RATES:
+            profile.add(phrase, kind, espeak(phrase, rate))
+    audio = Pcm(silence(1) + speech(espeak("hey juniper", SAID_RATE)) + silence(0.2)
+                + speech(espeak("select grandma", SAID_RATE)) + silence(1.5), PIPELINE_RATE)
+    sink = ScriptedSink()
+    stats = run_voice(WavSource(pcm=audio), sink, loaded, None, VoiceOptions(profile=profile.path))
+    assert sink.texts == ["select grandma"]
+    (command,) = stats.heard  # type: ignore[attr-defined]
+    assert command["engine"] == "closed:templates" and command["ended_early"], command
+    assert decoded == []
+
+
 def test_speech_embedded_while_it_is_spoken_is_what_embedding_it_at_the_end_gives() -> None:
     """The takes embed an utterance ahead as it grows (stt_closed: every 0.5 s): at the end only
     its last words are embedded, and the result is the whole utterance's, to within the

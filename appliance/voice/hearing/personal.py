@@ -180,6 +180,15 @@ class PersonalHearing:
                                 Doubt.LESS_SURE if near else "",
                                 not near and ends_at_match(found, sentences))
 
+    def wake_alone(self, pcm: bytes) -> bool:
+        """Whether the utterance so far is the person's wake phrase alone: a pause after it is
+        not worth Whisper's decode, which would keep the command's own pause waiting."""
+        try:
+            return self.profile.template_set().wake_alone(pcm)
+        except Exception as e:  # a damaged profile: heard as before enrolment
+            log.warning("the voice profile could not be used: %s", e)
+            return False
+
     def settled(self, by_takes: Transcript, whisper: Transcript, pcm: bytes,
                 sentences: SentenceSet) -> Transcript:
         """What is passed on when the takes heard a phrase they doubt and Whisper heard it too:
@@ -202,17 +211,26 @@ class PersonalHearing:
             return replace(by_takes, doubt="", stt_ms=took)
         return replace(whisper, stt_ms=took)
 
-    def warm(self, pcm: bytes) -> None:
-        """Embed the utterance so far while the person speaks (the takes keep what they embed),
-        and judge the spotter against the person's wake takes if the profile changed."""
+    def ready(self) -> None:
+        """Work out what the profile needs once a change (its templates, how near the person's
+        free speech comes to their wake takes, whether the spotter knows their voice): before
+        the first utterance, and while the person speaks after a change."""
         try:
             templates = self.profile.template_set()
-            templates.embedded(pcm)
-            for noisy in (False, True):  # once a profile change, as the spotter's verdict
+            for noisy in (False, True):
                 templates.other_fit(noisy)
             self._spotter_knows_voice()
+        except Exception as e:  # then `hear` works it out at the end, and says what failed
+            log.debug("readying the voice profile failed: %s", e)
+
+    def warm(self, pcm: bytes) -> None:
+        """Embed the utterance so far while the person speaks (the takes keep what they
+        embed), and ready the profile if it changed."""
+        try:
+            self.profile.template_set().embedded(pcm)
         except Exception as e:  # then `hear` embeds it all at the end, and says what failed
             log.debug("embedding ahead failed: %s", e)
+        self.ready()
 
     def verified(self, heard: Transcript, pcm: bytes) -> Transcript:
         """What Whisper heard, its wake phrase vetoed when it fits none of the person's own wake

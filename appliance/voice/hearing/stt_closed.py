@@ -83,6 +83,8 @@ class ClosedSetSTTService(WhisperSTTService):
         self._over_reply = False  # this segment began while the appliance was speaking
         self.personal = None if profile is None else PersonalHearing(
             profile, recognizer, self._hearing.submit, self._tell_vad, person or PersonalOptions())
+        if self.personal is not None:  # on the hearing thread, before the person first speaks
+            self._hearing.submit(self.personal.ready)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._warmed = 0  # bytes of this segment the takes have embedded ahead
         self._warming: asyncio.Future[None] | None = None
@@ -158,6 +160,16 @@ class ClosedSetSTTService(WhisperSTTService):
         self._warmed = len(self._buffer)
         self._warming = asyncio.get_running_loop().run_in_executor(
             self._hearing, personal.warm, bytes(self._buffer))
+
+    async def _worth_hearing_early(self, pcm: bytes) -> bool:
+        personal = self.personal
+        if personal is None or personal.enrolling or self._over_reply:
+            return True
+        # After the wake phrase alone, Whisper's decode (most of a second on the one hearing
+        # thread) would keep the command's own pause waiting, and it from ending there.
+        alone = await asyncio.get_running_loop().run_in_executor(
+            self._hearing, personal.wake_alone, pcm)
+        return not alone
 
     def sentences(self) -> SentenceSet:
         return closed_set(*self._names())

@@ -246,7 +246,7 @@ class WhisperSTTService(STTService):
         self._speaking = False
         self._buffer = bytearray()
         self._preroll = bytearray()
-        self._speculation: asyncio.Task[Transcript] | None = None
+        self._speculation: asyncio.Task[Transcript | None] | None = None
         # One thread hears every segment, speculative or not, one at a time: hearing reads the
         # screen (AT-SPI through GLib), and two threads reading it at once failed inside the
         # booted image ("Expected GLib.VariantType, but got gi.repository.GLib.VariantType").
@@ -275,15 +275,12 @@ class WhisperSTTService(STTService):
 
     async def _segment_transcript(self) -> TranscriptionFrame:
         speculation, self._speculation = self._speculation, None
-        speculative = speculation is not None
-        if speculation is not None:
-            result = await speculation
-        else:
-            result = await self._transcribe(bytes(self._buffer))
+        early = None if speculation is None else await speculation
+        result = early if early is not None else await self._transcribe(bytes(self._buffer))
         self._buffer.clear()
         heard: dict[str, object] = {
             "engine": result.engine, "confidence": result.confidence, "stt_ms": result.stt_ms,
-            "audio_s": result.audio_s, "speculative": speculative,
+            "audio_s": result.audio_s, "speculative": early is not None,
         }
         if result.wake is not None:
             heard["wake"] = result.wake
@@ -293,11 +290,17 @@ class WhisperSTTService(STTService):
             heard["not_caught"] = True
         return TranscriptionFrame(result.text, "", time_now_iso8601(), result=heard)
 
-    async def _speculate(self, pcm: bytes, pause: int) -> Transcript:
-        result = await self._transcribe(pcm)
-        await self.push_frame(SpeculatedFrame(pause=pause, said_in_full=result.said_in_full),
-                              FrameDirection.UPSTREAM)
+    async def _speculate(self, pcm: bytes, pause: int) -> Transcript | None:
+        result = await self._transcribe(pcm) if await self._worth_hearing_early(pcm) else None
+        await self.push_frame(
+            SpeculatedFrame(pause=pause, said_in_full=result is not None and result.said_in_full),
+            FrameDirection.UPSTREAM)
         return result
+
+    async def _worth_hearing_early(self, pcm: bytes) -> bool:
+        """Whether the speech up to a pause is worth hearing there (else the segment is heard
+        whole when it ends)."""
+        return True
 
     async def _transcribe(self, pcm: bytes) -> Transcript:
         # Whisper drops a last word that ends abruptly: give it a little silence after.

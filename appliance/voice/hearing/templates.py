@@ -40,6 +40,9 @@ SPREAD_FACTOR = 2.0
 """How many times its takes' own spread an utterance may be from a phrase's nearest take."""
 WAKE_SPREAD_FACTOR = 1.0
 """As SPREAD_FACTOR, for the wake phrase: near misses ("hey jennifer") must not wake it."""
+WAKE_ALONE = 0.5
+"""An utterance within this many spreads of the person's nearest wake take, whole, is their
+wake phrase said alone (with nothing after it)."""
 RIVAL_RATIO = 0.7
 """How much nearer than to the next phrase an utterance must be to its nearest phrase."""
 MIN_SPREAD = 0.05
@@ -200,7 +203,20 @@ class TemplateSet:
             woken = self.match(rest, allowed, wake=True)
             if woken is not None:
                 return woken
+        if self._wake_alone(whole):  # "hey juniper" alone is no command, however near one
+            return None
         return self.match(whole, allowed, wake=False)
+
+    def wake_alone(self, pcm: bytes) -> bool:
+        """Whether the utterance is the person's wake phrase and nothing after it, as their
+        wake takes tell (False: no wake takes to tell by)."""
+        return self._wake_alone(features(speech(pcm)))
+
+    def _wake_alone(self, embedded: Floats) -> bool:
+        if not self.wake or self.wake_spread is None or len(embedded) == 0:
+            return False
+        whole = float(self._wake_costs(embedded)[-1])
+        return whole <= WAKE_ALONE * max(self.wake_spread, MIN_SPREAD)
 
     def embedded(self, pcm: bytes) -> tuple[Floats, Floats | None]:
         """The utterance's embeddings, and those of its words after the person's wake phrase
