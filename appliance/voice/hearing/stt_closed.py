@@ -77,7 +77,7 @@ class ClosedSetSTTService(WhisperSTTService):
         self.recognizer = recognizer
         self._names = names
         self._words_of = words_of
-        self._spotted = False  # the wake spotter has scored this segment while it was spoken
+        self._spotted = 0  # bytes of this segment the wake spotter scored while it was spoken
         self._read: ScreenNames | None = None  # the screen as read when this segment began
         self._replying = replying
         self._over_reply = False  # this segment began while the appliance was speaking
@@ -115,7 +115,7 @@ class ClosedSetSTTService(WhisperSTTService):
                 await self.push_frame(SpeculatedFrame(pause=frame.pause), FrameDirection.UPSTREAM)
             return
         if isinstance(frame, VADUserStartedSpeakingFrame):
-            self._spotted, self._read, self._warmed = False, None, 0
+            self._spotted, self._read, self._warmed = 0, None, 0
             self._over_reply = self._replying()
             asyncio.get_running_loop().run_in_executor(self._hearing, self._prepare)
         await super().process_frame(frame, direction)
@@ -141,13 +141,15 @@ class ClosedSetSTTService(WhisperSTTService):
             yield frame
         self._warm_templates()
         spotter = self.recognizer.spotter
-        if spotter is not None and self._speaking and not self._spotted and not self._over_reply:
-            # The spotter reads only the first 2.2 s: scored now, on the hearing thread, its
-            # 45 ms are not spent after the person stops.
-            self._spotted = len(self._buffer) >= HEARD_BYTES
-            if self._spotted:
-                asyncio.get_running_loop().run_in_executor(
-                    self._hearing, _quietly, spotter.score, bytes(self._buffer[:HEARD_BYTES]))
+        heard = min(len(self._buffer), HEARD_BYTES)
+        if (spotter is not None and self._speaking and not self._over_reply
+                and (heard == HEARD_BYTES > self._spotted
+                     or heard >= self._spotted + WARM_BYTES)):
+            # The spotter reads only the first 2.2 s: scored as they come in, on the hearing
+            # thread, only the last half second's embeddings are left when the person stops.
+            self._spotted = heard
+            asyncio.get_running_loop().run_in_executor(
+                self._hearing, _quietly, spotter.score, bytes(self._buffer[:heard]))
 
     def _warm_templates(self) -> None:
         """Every WARM_BYTES of speech, the person's takes embed it so far, on the hearing thread:

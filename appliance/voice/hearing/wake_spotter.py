@@ -89,19 +89,30 @@ class SpeechEmbedding:
     def embed(self, pcm: bytes, first: int = 0, last: int | None = None) -> Floats:
         """(embeddings, 96) of 16 kHz PCM16 after LEAD_S of silence, one per 80 ms: those from
         `first` to `last` (all there are when None); the others are never computed."""
+        return self.embed_windows(self.windows(pcm, first, last))
+
+    def windows(self, pcm: bytes, first: int = 0, last: int | None = None) -> Floats:
+        """The melspectrogram windows `embed` reads, one an embedding (about 7 ms for 2 s: the
+        embeddings are the cost)."""
         samples = np.frombuffer(pcm, dtype="<i2").astype(np.float32)  # int16 scale, as trained
         audio = np.concatenate([np.zeros(int(LEAD_S * RATE), np.float32), samples])
         there = ((len(audio) - MEL_WINDOW) // MEL_HOP + 1 - MEL_FRAMES) // MEL_STEP + 1
         last = there - 1 if last is None else min(last, there - 1)
         if last < first:
-            return np.zeros((0, FEATURES), np.float32)
+            return np.zeros((0, MEL_FRAMES, MEL_BINS, 1), np.float32)
         # A melspectrogram frame reads its own 32 ms: the audio they need is enough.
         start = first * MEL_STEP * MEL_HOP
         end = ((last * MEL_STEP + MEL_FRAMES - 1) * MEL_HOP) + MEL_WINDOW
         # openWakeWord's scaling of the melspectrogram into the embedding's range.
         mels = self._run(self._mel, audio[None, start:end]).reshape(-1, MEL_BINS) / 10 + 2
         starts = range(0, len(mels) - MEL_FRAMES + 1, MEL_STEP)
-        windows = np.stack([mels[s:s + MEL_FRAMES] for s in starts])[:, :, :, None]
+        return np.asarray(np.stack([mels[s:s + MEL_FRAMES] for s in starts])[:, :, :, None],
+                          dtype=np.float32)
+
+    def embed_windows(self, windows: Floats) -> Floats:
+        """(embeddings, 96) of melspectrogram windows."""
+        if len(windows) == 0:
+            return np.zeros((0, FEATURES), np.float32)
         return self._run(self._emb, windows).reshape(-1, FEATURES)
 
 
@@ -132,6 +143,8 @@ class WakeSpotter:
     out: Floats
     out_bias: float
     _known: dict[bytes, float] = field(default_factory=dict, compare=False, repr=False)
+    # The last utterance's melspectrogram windows and their embeddings, as it grows.
+    _last: list[tuple[Floats, Floats]] = field(default_factory=list, compare=False, repr=False)
 
     def logits(self, x: Floats) -> Floats:
         h = np.maximum(((x - self.mean) / self.scale) @ self.hidden + self.hidden_bias, 0)
@@ -144,17 +157,34 @@ class WakeSpotter:
 
     def score(self, pcm: bytes) -> float:
         """The utterance's log-odds. The last score is remembered: the pipeline scores an
-        utterance once HEARD_BYTES of it are in, while the person is still speaking."""
+        utterance as it grows, while the person is still speaking."""
         # A shorter one is scored as a stream would go on after it, in silence. Otherwise it has
         # no window ending where training's positives end (1.19 s in and later): Piper's lone
         # "Hey juniper." heard early (1.16 s) scored 4.0, and over a reply below the veto.
         heard = pcm[:HEARD_BYTES]
         heard += bytes(HEARD_BYTES - len(heard))
         if heard not in self._known:
-            embedded = speech_embedding().embed(heard, FIRST, ENDS[-1])
+            embedded = self._embedded(heard)
             self._known.clear()
             self._known[heard] = self.score_embeddings(embedded, FIRST)
         return self._known[heard]
+
+    def _embedded(self, heard: bytes) -> Floats:
+        """The embeddings the scored windows read; one whose melspectrogram window is the same
+        as when the utterance was scored shorter is not computed again (the same input gives
+        the same embedding)."""
+        embedder = speech_embedding()
+        windows = embedder.windows(heard, FIRST, ENDS[-1])
+        if self._last and self._last[0][0].shape == windows.shape:
+            old_windows, old = self._last[0]
+            same = np.all(old_windows == windows, axis=(1, 2, 3))
+        else:
+            old, same = np.zeros((len(windows), FEATURES), np.float32), np.zeros(len(windows), bool)
+        embedded = old.copy()
+        if not same.all():
+            embedded[~same] = embedder.embed_windows(windows[~same])
+        self._last[:] = [(windows, embedded)]
+        return embedded
 
     def save(self, path: Path = SPOTTER_FILE) -> None:
         np.savez(path, phrase=np.array(self.phrase), mean=self.mean, scale=self.scale,
