@@ -142,6 +142,20 @@ def test_a_name_is_ticked_only_if_it_can_be_and_picking_a_button_presses_it() ->
     assert not unknown.means_alike("pick send", "click send")
 
 
+def test_picking_a_check_box_ticks_it_as_the_planner_does() -> None:
+    """"pick urgent" ticks the check box, as "tick urgent" and "select urgent" do (pressing it
+    would untick a ticked one): so "tick urgent", heard as "pick urgent", is the same command,
+    and a person's takes of one are not doubted for the other."""
+    messages = sentences("messages")
+    planner, snapshot = GrammarPlanner(), SimDesktop.from_file(SCENES["messages"]).snapshot()
+    for said in ("tick urgent", "pick urgent", "choose urgent", "select urgent"):
+        assert messages.means_alike(said, "tick urgent"), said
+        intent = planner.parse(said, snapshot)
+        assert intent is not None and intent.model_dump()["intent"] == "set_value", said
+        assert intent.model_dump()["value"] is True, said
+    assert not messages.means_alike("click urgent", "tick urgent")  # pressed: it toggles
+
+
 def test_the_set_is_rebuilt_only_when_the_screens_names_change() -> None:
     skeletons()  # the templates' part, once per process
     first = sentences("radio")

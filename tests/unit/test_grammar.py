@@ -139,6 +139,10 @@ MESSAGES_CASES: list[tuple[str, dict[str, Any]]] = [
     ("turn off urgent", {"intent": "set_value", "target": "Urgent", "value": False}),
     ("switch urgent off", {"intent": "set_value", "target": "Urgent", "value": False}),
     ("it's not urgent any more", {"intent": "set_value", "target": "Urgent", "value": False}),
+    # picking a check box ticks it, never unticks it (as "select" does)
+    ("pick urgent", {"intent": "set_value", "target": "Urgent", "value": True}),
+    ("choose the urgent box", {"intent": "set_value", "target": "Urgent", "value": True}),
+    ("select urgent", {"intent": "set_value", "target": "Urgent", "value": True}),
     # select
     ("select doctor", {"intent": "select", "target": "Doctor"}),
     ("choose doctor", {"intent": "select", "target": "Doctor"}),

@@ -245,11 +245,14 @@ def _add(out: dict[str, Meaning | None], text: str, meaning: Meaning | None) -> 
     out[text] = meaning if out.get(text, meaning) == meaning else None
 
 
-def _expanded(wide: bool = False) -> Iterator[tuple[str, Meaning]]:
-    """Every template's listed sentences (`wide`: in every wording) with what each means."""
+def _expanded(wide: bool = False, only: tuple[str, ...] = ()) -> Iterator[tuple[str, Meaning]]:
+    """Every template's listed sentences (`wide`: in every wording) with what each means
+    (`only`: these intents' templates)."""
     intents = load_intents()
     terse = _Expander(intents, terse=True)
     for intent in intents.intents.values():
+        if only and intent.name not in only:
+            continue
         expander = _Expander(intents, numbers=intent.name in NUMBER_INTENTS, wide=wide)
         for block in intent.data:
             fixed = tuple((k, str(v)) for k, v in block.slots.items())
@@ -276,6 +279,14 @@ def skeletons() -> dict[str, Meaning | None]:
     for answer in EXTRA:
         out.setdefault(answer, (answer, ()))
     return out
+
+
+@cache
+def _ticking_skeletons() -> dict[str, Meaning]:
+    """The tick templates' sentences in every wording, {target} left a slot ("pick {target}"):
+    said of a toggle, the planner ticks it (they prefer toggles) whatever else they could mean."""
+    return {text: meaning for text, meaning in _expanded(wide=True, only=TICKED_INTENTS)
+            if "{target}" in text}
 
 
 @cache
@@ -539,6 +550,8 @@ def closed_set(
     # Neither selected nor ticked ("select urgent" ticks a check box: the grammar's tick words).
     pressed = None if selectable is None or toggles is None else (
         set(fills["target"]) - set(map(_spoken, (*selectable, *toggles))))
+    ticked = set(tick_fills["target"]) if toggles is not None else set()
+    ticking = _ticking_skeletons()
     out: dict[str, Meaning | None] = {}
     for skeleton, meaning in skeletons().items():
         slots = _slots_in(skeleton)
@@ -560,6 +573,11 @@ def closed_set(
             if (filled is not None and pressed is not None and filled[0] in PICKED_INTENTS
                     and dict(filled[1]).get("target") in pressed):
                 filled = (PRESSED_INTENT, filled[1])
+            elif (filled is not None and filled[0] in PICKED_INTENTS and skeleton in ticking
+                    and dict(filled[1]).get("target") in ticked):
+                # "pick high contrast" ticks the check box, as "tick high contrast" does.
+                tick = ticking[skeleton]
+                filled = (tick[0], tuple(sorted({*tick[1], *dict(filled[1]).items()})))
             _add(out, sentence, filled)
     # A name filled in can make a sentence another template says with another meaning.
     unlisted = _unlisted_meanings()
