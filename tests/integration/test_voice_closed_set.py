@@ -951,20 +951,26 @@ def test_a_lone_wake_phrase_cut_short_is_scored_as_if_silence_followed(
 def test_a_long_utterance_is_spotted_once_from_its_first_two_seconds(
     monkeypatch: pytest.MonkeyPatch, loaded: Engines
 ) -> None:
-    """The spotter reads only the first HEARD_BYTES: scored while the person is still speaking,
-    the pipeline's hearing of the whole segment does not embed it again."""
+    """The spotter reads only the first HEARD_BYTES: scored while the person is still speaking
+    (as the utterance grows, each embedding once), the pipeline's hearing of the whole segment
+    does not embed it again, and the score is the one the whole gives."""
     long = segment("Hey juniper, type hello grandma in the message box.")
     assert len(long) > HEARD_BYTES + PIPELINE_RATE  # a second and more after what is read
     spotter = WakeSpotter.load("hey juniper")
     assert spotter is not None
     whole = spotter.score(long)
     assert WakeSpotter.load("hey juniper").score(long[:HEARD_BYTES]) == whole  # type: ignore[union-attr]
+    growing = WakeSpotter.load("hey juniper")
+    assert growing is not None
+    for end in range(PIPELINE_RATE, len(long), PIPELINE_RATE // 2):
+        growing.score(long[:end])
+    assert growing.score(long) == pytest.approx(whole, abs=1e-4)
     embedded: list[bytes] = []
-    embed = SpeechEmbedding.embed
+    windows = SpeechEmbedding.windows
 
     def counted(self: SpeechEmbedding, pcm: bytes, *args: Any) -> Any:
         embedded.append(pcm)
-        return embed(self, pcm, *args)
+        return windows(self, pcm, *args)
 
     class Sink:
         def vocabulary(self) -> list[str]:
@@ -977,12 +983,13 @@ def test_a_long_utterance_is_spotted_once_from_its_first_two_seconds(
 
         def fault(self, message: str) -> None: ...
 
-    monkeypatch.setattr(SpeechEmbedding, "embed", counted)
+    monkeypatch.setattr(SpeechEmbedding, "windows", counted)
     stats = run_voice(WavSource(pcm=Pcm(long + bytes(PIPELINE_RATE), PIPELINE_RATE)),
                       Sink(), loaded, None, VoiceOptions(recognizer="closed"))
     assert [h["decision"] for h in stats.heard] == ["command"], stats.heard
     # Every one is scored as HEARD_BYTES (a shorter one with silence after it); the long one,
-    # still speaking at its end, once. (A pause after the wake phrase may be heard early.)
+    # still speaking at its end, once: then no more. (A pause after the wake phrase may be
+    # heard early.)
     assert {len(pcm) for pcm in embedded} == {HEARD_BYTES}
     assert sum(any(pcm[-PIPELINE_RATE // 5 :]) for pcm in embedded) == 1
 
