@@ -167,8 +167,8 @@ class ClosedSetSTTService(WhisperSTTService):
         personal = self.personal
         if personal is None or personal.enrolling or self._over_reply:
             return True
-        # After the wake phrase alone, Whisper's decode (most of a second on the one hearing
-        # thread) would keep the command's own pause waiting, and it from ending there.
+        # After the wake phrase alone, Whisper's decode would hold the one hearing thread while
+        # the command is said, and keep the command's own pause from ending it.
         alone = await asyncio.get_running_loop().run_in_executor(
             self._hearing, personal.wake_alone, pcm)
         return not alone

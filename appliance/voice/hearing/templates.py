@@ -173,6 +173,9 @@ class TemplateSet:
     wake_spread: float | None = None
     others: list[Template] = field(default_factory=list)  # the person talking freely
     _other_fits: dict[bool, float | None] = field(default_factory=dict)
+    # The last utterance's costs against the wake takes: a pause's check for the wake phrase
+    # alone, the split after it and `hear`'s own check all read the same ones.
+    _last_costs: list[tuple[Floats, Floats]] = field(default_factory=list)
 
     @classmethod
     def of(cls, commands: Iterable[Template], wake: Iterable[Template] = (),
@@ -278,8 +281,13 @@ class TemplateSet:
 
     def _wake_costs(self, embedded: Floats) -> Floats:
         """For each prefix of the utterance, its cost against the nearest wake take."""
-        costs = np.min(np.stack([warp(t.embeddings, embedded) for t in self.wake]), axis=0)
-        return np.asarray(costs, dtype=np.float32)
+        last = self._last_costs[0] if self._last_costs else None
+        if last is not None and np.array_equal(last[0], embedded):
+            return last[1]
+        costs = np.asarray(np.min(np.stack([warp(t.embeddings, embedded) for t in self.wake]),
+                                  axis=0), dtype=np.float32)
+        self._last_costs[:] = [(embedded, costs)]
+        return costs
 
     def wake_split(self, pcm: bytes) -> tuple[bytes, bytes] | None:
         """The utterance's wake phrase and the words after it, split where the person's wake

@@ -92,8 +92,8 @@ class SpeechEmbedding:
         return self.embed_windows(self.windows(pcm, first, last))
 
     def windows(self, pcm: bytes, first: int = 0, last: int | None = None) -> Floats:
-        """The melspectrogram windows `embed` reads, one an embedding (about 7 ms for 2 s: the
-        embeddings are the cost)."""
+        """The melspectrogram windows `embed` reads, one an embedding (cheap beside the
+        embeddings themselves)."""
         samples = np.frombuffer(pcm, dtype="<i2").astype(np.float32)  # int16 scale, as trained
         audio = np.concatenate([np.zeros(int(LEAD_S * RATE), np.float32), samples])
         there = ((len(audio) - MEL_WINDOW) // MEL_HOP + 1 - MEL_FRAMES) // MEL_STEP + 1
