@@ -42,6 +42,7 @@ from appliance.voice.hearing.closed_whisper import (
     WAKE_CHECKS,
     ClosedWhisperRecognizer,
     Heard,
+    WhisperScorer,
     final_numbers,
     looping,
     wake_rule,
@@ -992,6 +993,68 @@ def test_a_long_utterance_is_spotted_once_from_its_first_two_seconds(
     # heard early.)
     assert {len(pcm) for pcm in embedded} == {HEARD_BYTES}
     assert sum(any(pcm[-PIPELINE_RATE // 5 :]) for pcm in embedded) == 1
+
+
+def test_a_pause_the_person_speaks_past_is_not_heard_to_its_end(
+    monkeypatch: pytest.MonkeyPatch, loaded: Engines
+) -> None:
+    """"Hey juniper, select ... grandma", in real time: what is heard early at the pause after
+    "select" is given up once the person speaks on (held here until they do), before Whisper's
+    encoder, which would keep the one hearing thread from the end; the end is heard whole."""
+    from appliance.voice.hearing import early
+    from appliance.voice.hearing.stt_whisper import WhisperSTTService
+    from appliance.voice.hearing.templates import speech
+
+    first, rest = speech(speech_pcm("Hey juniper, select", "piper")), speech(
+        speech_pcm("grandma", "piper"))
+    said = (bytes(PIPELINE_RATE) + first + bytes(int(0.25 * PIPELINE_RATE) * 2) + rest
+            + bytes(PIPELINE_RATE * 2))
+    whole = len(first) + len(rest)  # bytes of speech in all
+    early_at: list[int] = []
+    held: list[bool] = []
+    encoded: list[int] = []
+    speculate, score, encode = (WhisperSTTService._speculate, WakeSpotter.score,
+                                WhisperScorer.encode)
+
+    def counted_pause(self: WhisperSTTService, pcm: bytes, *args: Any) -> Any:
+        early_at.append(len(pcm))
+        return speculate(self, pcm, *args)
+
+    def held_until_spoken_on(self: WakeSpotter, pcm: bytes) -> float:
+        spoke_on = getattr(early._scope, "spoke_on", None)  # set in an early hearing only
+        if spoke_on is not None and len(pcm) < whole:
+            held.append(spoke_on.wait(timeout=60))
+        return score(self, pcm)
+
+    def counted(self: WhisperScorer, audio: Any, *args: Any) -> Any:
+        encoded.append(len(audio) * 2)
+        return encode(self, audio, *args)
+
+    class Sink:
+        def __init__(self) -> None:
+            self.utterances: list[Utterance] = []
+
+        def vocabulary(self) -> list[str]:
+            return vocabulary(SCENES["messages"])
+
+        def handle(self, utterance: Utterance) -> Reply:
+            self.utterances.append(utterance)
+            return Reply(f"t{len(self.utterances)}", "Done.", False)
+
+        def spoke(self, turn_id: str, text: str, timings: dict[str, float]) -> None: ...
+
+        def fault(self, message: str) -> None: ...
+
+    monkeypatch.setattr(WhisperSTTService, "_speculate", counted_pause)
+    monkeypatch.setattr(WakeSpotter, "score", held_until_spoken_on)
+    monkeypatch.setattr(WhisperScorer, "encode", counted)
+    sink = Sink()
+    stats = run_voice(WavSource(pcm=Pcm(said, PIPELINE_RATE)), sink, loaded, None,
+                      VoiceOptions(recognizer="closed", pace=1.0))
+    assert [u.text for u in sink.utterances] == ["select grandma"], stats.heard
+    assert any(at < whole for at in early_at), early_at  # the pause after "select" was one
+    assert all(held)  # each early hearing that got as far as the spotter was then given up
+    assert encoded and all(size >= whole for size in encoded), (encoded, whole)
 
 
 def _tuning_clip(voice_label: str, condition: str, said: str, wake: bool) -> tuple[bytes, str]:

@@ -35,6 +35,7 @@ from appliance.policy.doubts import Doubt
 from appliance.settings import WakeCheckName
 from appliance.voice.hearing.clarity import heard_clearly, letter_alike
 from appliance.voice.hearing.closed_set import SentenceSet, values_named
+from appliance.voice.hearing.early import checkpoint
 from appliance.voice.hearing.stt_whisper import (
     MAX_COMPRESSION_RATIO,
     MAX_TOKENS,
@@ -290,6 +291,7 @@ class WhisperScorer:
 
         out: list[list[float]] = []
         for i in range(0, len(texts), ALIGN_BATCH):
+            checkpoint()
             part = texts[i:i + ALIGN_BATCH]
             batch = np.repeat(np.asarray(encoded), len(part), axis=0)
             results = self._ct2.align(ctranslate2.StorageView.from_array(batch), prompt, part,
@@ -411,12 +413,14 @@ class ClosedWhisperRecognizer:
         # "Hey juniper." scores 6.4 to 12.6 with where the echo falls, 11.9 alone
         # (docs/barge-in.md). Whisper's evidence decides there, as the command check does.
         spot = None if self.spotter is None or over_reply else self.spotter.score(pcm)
+        checkpoint()
         rule, window = self.wake_check, self.quick_window
         if (rule is not None and rule.spotted(spot) and window is not None
                 and len(audio) + RATE <= window * _HOP):
             quick = self._quick(audio, window, spot, sentences)
             if quick is not None:
                 return quick
+            checkpoint()
         fixed = self.fixed_pass(audio, self.full_window, vocabulary)
         window_s = self.full_window / 100
         if fixed.silent:
@@ -428,6 +432,7 @@ class ClosedWhisperRecognizer:
         """The audio encoded through `window` feature frames and decoded under the fixed
         prompt."""
         encoded, frames = self.scorer.encode(audio, window)
+        checkpoint()
         greedy, tokens, logprob, no_speech = self.scorer.greedy(encoded, self._prompt)
         return FixedPass(self.scorer, encoded, frames, greedy, tokens, logprob, no_speech,
                          bias_prompt(list(vocabulary), self.wake_phrase) if vocabulary else None)
@@ -464,6 +469,7 @@ class ClosedWhisperRecognizer:
         if not heard_wake or rule is None or rule.vetoed(spot):
             woken = heard_wake and rule is None  # no rule: the fixed pass alone decides
             return self._rest(fixed, woken, None, sentences)
+        checkpoint()
         evidence = self.wake_evidence(fixed.encoded, fixed.frames)
         if rule.sure.passes(evidence):
             return self._rest(fixed, True, evidence, sentences)
@@ -503,6 +509,7 @@ class ClosedWhisperRecognizer:
         # With the screen's names in the prompt Whisper spells them better ("click send", not
         # "click and"), and invents them more: that decode only proposes sentences, which are
         # scored without it, and is the open transcript, as on the open path.
+        checkpoint()
         screen, screen_logprob = fixed.screen
         screen_command = self.command_words(screen, wake)
         shortlist = list(dict.fromkeys(itertools.chain.from_iterable(zip(

@@ -15,6 +15,7 @@ from pipecat.processors.frame_processor import FrameDirection
 
 from appliance.voice.hearing.closed_set import SentenceSet, closed_set
 from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
+from appliance.voice.hearing.early import checkpoint
 from appliance.voice.hearing.personal import PersonalHearing, PersonalOptions
 from appliance.voice.hearing.profile import VoiceProfile
 from appliance.voice.hearing.stt_whisper import (
@@ -188,6 +189,7 @@ class ClosedSetSTTService(WhisperSTTService):
         by_takes = personal.hear(pcm, sentences, self._over_reply)
         if by_takes is not None and not by_takes.doubt:
             return personal.after(by_takes, pcm, sentences)
+        checkpoint()  # at a pause the person spoke past, Whisper's decode is not wanted
         heard = personal.verified(self.recognizer.transcribe(
             pcm, sentences, self._words_of(names), self._over_reply), as_captured(pcm))
         if by_takes is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import threading
 import time
 from collections.abc import AsyncGenerator, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +29,7 @@ from pipecat.utils.time import time_now_iso8601
 
 from appliance.voice.audio.pcm import pcm16_to_float
 from appliance.voice.errors import VoiceError
+from appliance.voice.hearing.early import Abandoned, checkpoint, hearing_early
 
 log = logging.getLogger(__name__)
 
@@ -247,6 +249,7 @@ class WhisperSTTService(STTService):
         self._buffer = bytearray()
         self._preroll = bytearray()
         self._speculation: asyncio.Task[Transcript | None] | None = None
+        self._spoke_on = threading.Event()  # the person spoke on past the last pause heard early
         # One thread hears every segment, speculative or not, one at a time: hearing reads the
         # screen (AT-SPI through GLib), and two threads reading it at once failed inside the
         # booted image ("Expected GLib.VariantType, but got gi.repository.GLib.VariantType").
@@ -259,9 +262,11 @@ class WhisperSTTService(STTService):
         if isinstance(frame, SpeculateFrame):
             await super(STTService, self).process_frame(frame, direction)
             self._speculation = None
+            self._spoke_on.set()  # what was heard early, if still being heard, is not wanted
             if not frame.cancel and self._speaking:
+                self._spoke_on = threading.Event()
                 self._speculation = self.create_task(
-                    self._speculate(bytes(self._buffer), frame.pause))
+                    self._speculate(bytes(self._buffer), frame.pause, self._spoke_on))
             return
         if isinstance(frame, VADUserStartedSpeakingFrame):
             self._speaking = True
@@ -290,8 +295,10 @@ class WhisperSTTService(STTService):
             heard["not_caught"] = True
         return TranscriptionFrame(result.text, "", time_now_iso8601(), result=heard)
 
-    async def _speculate(self, pcm: bytes, pause: int) -> Transcript | None:
-        result = await self._transcribe(pcm) if await self._worth_hearing_early(pcm) else None
+    async def _speculate(self, pcm: bytes, pause: int,
+                         spoke_on: threading.Event) -> Transcript | None:
+        result = (await self._transcribe_early(pcm, spoke_on)
+                  if await self._worth_hearing_early(pcm) else None)
         await self.push_frame(
             SpeculatedFrame(pause=pause, said_in_full=result is not None and result.said_in_full),
             FrameDirection.UPSTREAM)
@@ -310,6 +317,22 @@ class WhisperSTTService(STTService):
         except Exception as e:  # one bad segment must not stall the pipeline: it hears nothing
             log.warning("transcription failed: %s", e)
             return Transcript("", None, 0.0, len(pcm) / 2 / RATE)
+
+    async def _transcribe_early(self, pcm: bytes, spoke_on: threading.Event) -> Transcript | None:
+        """As `_transcribe`, at a pause: None once the person spoke on (early.py)."""
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                self._hearing, self._hear_early, pcm + bytes(TRAILING_BYTES), spoke_on)
+        except Abandoned:
+            return None
+        except Exception as e:
+            log.warning("transcription failed: %s", e)
+            return Transcript("", None, 0.0, len(pcm) / 2 / RATE)
+
+    def _hear_early(self, pcm: bytes, spoke_on: threading.Event) -> Transcript:
+        with hearing_early(spoke_on):
+            checkpoint()  # queued behind other work, it may be unwanted before it starts
+            return self._hear(pcm)
 
     def _hear(self, pcm: bytes) -> Transcript:
         """Blocking: one segment's transcript (a subclass may hear it another way)."""
