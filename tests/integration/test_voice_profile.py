@@ -5,6 +5,7 @@ them, the real pipeline and session acting on a sim scene, the journal read back
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 import subprocess
@@ -585,8 +586,40 @@ def test_the_persons_wake_takes_turn_away_a_near_miss_whisper_took_for_the_wake_
     assert hearing.verified(woke, espeak("hi jupiter, click send", SAID_RATE)).wake is False
 
 
-def test_whispers_words_act_after_a_wake_phrase_only_the_takes_heard(tmp_path: Path) -> None:
-    """A command the takes doubt ("click send", with "tick send" on the screen) goes to Whisper;
+def test_whisper_made_to_choose_lets_the_takes_words_stand(tmp_path: Path) -> None:
+    """"show numbers", with "hide numbers" on every screen and not enrolled: the takes cannot
+    tell the two apart, Whisper made to choose between them can, and the takes' words stand
+    without a whole decode. Said "hide numbers", they do not."""
+    from appliance.policy.doubts import Doubt
+    from appliance.voice.commands import engines
+    from appliance.voice.hearing.closed_set import closed_set
+    from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
+    from appliance.voice.hearing.personal import PersonalHearing, PersonalOptions
+
+    loaded = engines("whisper")
+    assert loaded.whisper is not None
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("show numbers", TakeKind.COMMAND)):
+        for rate in ENROL_RATES:
+            profile.add(phrase, kind, espeak(phrase, rate))
+    recognizer = ClosedWhisperRecognizer(loaded.whisper)
+    hearing = PersonalHearing(profile, recognizer, lambda *a: None, lambda _s: None,
+                              PersonalOptions())
+    sentences = closed_set(("Send",), ("Send",), ("Send",))
+    assert "hide numbers" in sentences
+    said = espeak("hey juniper, show numbers", SAID_RATE)
+    heard = hearing.hear(said, sentences, over_reply=False)
+    assert heard is not None and (heard.text, heard.doubt) == ("hey juniper show numbers", "")
+    other = espeak("hey juniper, hide numbers", SAID_RATE)
+    assert recognizer.choose(other, "show numbers", ["hide numbers"], True).margin < 0
+    taken = hearing.hear(other, sentences, over_reply=False)
+    assert taken is None or taken.doubt == Doubt.LESS_SURE, taken
+
+
+def test_whispers_words_act_after_a_wake_phrase_only_the_takes_heard(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command the takes doubt ("click send", with "tick send" on the screen, and Whisper's
+    choice between the two never clear enough: here its margin is never met) goes to Whisper;
     when Whisper hears the same words sure but misses the wake phrase (as in slow speech), the
     wake phrase the takes heard stands, if the utterance starts as the person's wake takes.
     When Whisper hears an answer where the takes heard the wake phrase and a command, the
@@ -595,11 +628,13 @@ def test_whispers_words_act_after_a_wake_phrase_only_the_takes_heard(tmp_path: P
 
     from appliance.policy.doubts import Doubt
     from appliance.voice.commands import engines
+    from appliance.voice.hearing import personal
     from appliance.voice.hearing.closed_set import closed_set
     from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
     from appliance.voice.hearing.personal import PersonalHearing, PersonalOptions
     from appliance.voice.hearing.stt_whisper import Transcript
 
+    monkeypatch.setattr(personal, "CHOICE_MARGIN", math.inf)
     loaded = engines("whisper")
     assert loaded.whisper is not None
     profile = VoiceProfile(tmp_path / "journal.voice.sqlite")

@@ -97,6 +97,15 @@ class WakeEvidence:
 
 
 @dataclass(frozen=True)
+class Choice:
+    """A sentence's mean token log-probability as the transcript, and how far above its
+    likeliest rival's."""
+
+    score: float
+    margin: float
+
+
+@dataclass(frozen=True)
 class WakeCheck:
     """A margin on the evidence: whether only the wake word's tokens count (not "Hey"), and
     whether the free decode's no-speech verdict rejects outright."""
@@ -401,6 +410,19 @@ class ClosedWhisperRecognizer:
         word = forced[self._wake_head:]
         return WakeEvidence(sum(forced) / len(forced) - logprob, sum(word) / len(word) - logprob,
                             no_speech > NO_SPEECH_MAX)
+
+    def choose(self, pcm: bytes, sentence: str, rivals: Sequence[str], wake: bool) -> Choice:
+        """Whisper's choice between a sentence and its rivals, each forced as the transcript of
+        the utterance (no prompt; the quick window when the utterance fits it)."""
+        audio = speech_of(pcm)
+        window = self.quick_window
+        if window is None or len(audio) + RATE > window * _HOP:
+            window = self.full_window
+        encoded, frames = self.scorer.encode(audio, window)
+        lead = self.wake_phrase.title() + ", " if wake else ""
+        scores = self.scorer.score(encoded, frames, self._plain, [
+            self.scorer.tokenizer.encode(" " + written(s, "", lead)) for s in [sentence, *rivals]])
+        return Choice(scores[0], scores[0] - max(scores[1:], default=-math.inf))
 
     def hear(
         self, pcm: bytes, sentences: SentenceSet, vocabulary: Sequence[str] = (),

@@ -36,6 +36,9 @@ TEMPLATE_ENGINE = "closed:templates"
 NEAR_SPELLING = 75.0
 """A sentence of the screen spelt this close to an enrolled one, itself not enrolled, is one
 the takes cannot tell apart from it ("click save" beside an enrolled "click send")."""
+CHOICE_MARGIN = 1.5
+"""How much likelier (mean token log-probability) Whisper must find what the takes heard than
+each sentence spelt near it, for the takes' words to stand without a whole decode."""
 ANSWERS = ("confirm", "deny")
 """Answers to a question are said without the wake phrase: after a wake phrase the takes heard,
 one is likelier a near miss ("hi jupiter, no") than the person's, and Whisper decides it."""
@@ -157,7 +160,8 @@ class PersonalHearing:
 
     def hear(self, pcm: bytes, sentences: SentenceSet, over_reply: bool) -> Transcript | None:
         """The sentence the person's own takes hear, or None; doubtful when the screen has a
-        sentence, not enrolled, spelt so near that the takes cannot tell the two apart."""
+        sentence, not enrolled, spelt so near that the takes cannot tell the two apart, and
+        Whisper, made to choose, does not clearly prefer the takes'."""
         if over_reply:
             return None
         start = time.monotonic()
@@ -173,12 +177,23 @@ class PersonalHearing:
             return None
         self._take = found.take
         near = spelt_near(found.phrase, sentences, templates.phrases)
-        if near:  # the words themselves stay out of the log, as the gate's do
+        doubted = bool(near) and not self._chosen(pcm, found, near)
+        if doubted:  # the words themselves stay out of the log, as the gate's do
             log.info("heard by the person's takes, but a sentence not enrolled is spelt too "
                      "near: Whisper decides")
         return self._transcript(found, pcm, (time.monotonic() - start) * 1000,
-                                Doubt.LESS_SURE if near else "",
-                                not near and ends_at_match(found, sentences))
+                                Doubt.LESS_SURE if doubted else "",
+                                not doubted and ends_at_match(found, sentences))
+
+    def _chosen(self, pcm: bytes, found: TemplateMatch, near: list[str]) -> bool:
+        """Whether Whisper, made to choose, finds what the takes heard clearly likelier than
+        each sentence spelt near it ("show numbers", not "hide numbers")."""
+        try:
+            choice = self.recognizer.choose(pcm, found.phrase, near, found.wake)
+        except Exception as e:  # then Whisper hears it whole, as before
+            log.warning("Whisper could not choose between near sentences: %s", e)
+            return False
+        return choice.margin >= CHOICE_MARGIN
 
     def wake_alone(self, pcm: bytes) -> bool:
         """Whether the utterance so far is the person's wake phrase alone: a pause after it is

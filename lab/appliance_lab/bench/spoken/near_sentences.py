@@ -1,8 +1,10 @@
 """How sure the person's takes are when they hear their own command, and when they hear a
 sentence of the screen that is not enrolled but spelt near one that is ("tick send" beside an
 enrolled "click send"): whether a least sureness could replace the doubt `spelt_near` raises
-(voice/hearing/personal.py; it could not). Templates only, no pipeline, no Whisper:
-`python -m appliance_lab.bench.spoken.near_sentences --part tune`.
+(voice/hearing/personal.py; it could not). Templates only, no pipeline:
+`python -m appliance_lab.bench.spoken.near_sentences --part tune`. With `--whisper`, also
+Whisper's forced choice between what the takes heard and the sentences spelt near it
+(`ClosedWhisperRecognizer.choose`), and whether a least margin of it could.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from appliance.voice.commands import engines
+from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
 from appliance.voice.hearing.personal import spelt_near
 from appliance.voice.hearing.profile import VoiceProfile
 from appliance.voice.hearing.templates import TemplateSet
@@ -36,6 +40,8 @@ from appliance_lab.bench.stats import wilson
 
 THRESHOLDS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 """The least sureness tried for acting at once despite a near sentence not enrolled."""
+MARGINS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
+"""The least margin of Whisper's forced choice tried for the same."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,7 @@ class Heard:
     heard: str | None
     sureness: float
     near_spelt: bool
+    choice: tuple[float, float] | None = None  # Whisper's (score, margin), when asked
 
     @property
     def right(self) -> bool:
@@ -66,16 +73,24 @@ def near_triples() -> list[tuple[str, str, str]]:
     return out
 
 
-def _heard(templates: TemplateSet, item: SpokenItem, kind: str) -> Heard:
+def _heard(templates: TemplateSet, item: SpokenItem, kind: str,
+           recognizer: ClosedWhisperRecognizer | None) -> Heard:
     sentences, _ = heard_on(item.scene)
-    found = templates.hear(item_audio(item), lambda phrase: phrase in sentences)
+    pcm = item_audio(item)
+    found = templates.hear(pcm, lambda phrase: phrase in sentences)
     if found is None:
         return Heard(kind, item.condition, item.phrase, None, 0.0, False)
-    near = bool(spelt_near(found.phrase, sentences, templates.phrases))
-    return Heard(kind, item.condition, item.phrase, found.phrase, found.sureness, near)
+    near = spelt_near(found.phrase, sentences, templates.phrases)
+    choice = None
+    if near and recognizer is not None:
+        chosen = recognizer.choose(pcm, found.phrase, near, found.wake)
+        choice = (round(chosen.score, 3), round(chosen.margin, 3))
+    return Heard(kind, item.condition, item.phrase, found.phrase, found.sureness, bool(near),
+                 choice)
 
 
-def hear_all(part: Part, per: int, near_per: int, workdir: Path) -> list[Heard]:
+def hear_all(part: Part, per: int, near_per: int, workdir: Path,
+             recognizer: ClosedWhisperRecognizer | None = None) -> list[Heard]:
     """Each voice's test items (`per` a condition) and `near_per` near sentences a condition,
     said as its test items are, heard by its own profile."""
     out: list[Heard] = []
@@ -85,14 +100,14 @@ def hear_all(part: Part, per: int, near_per: int, workdir: Path) -> list[Heard]:
                     for style in ("normal", "slow")}
         for item in sample_items(part, per, CONDITIONS, voices=0):
             if item.voice == voice:
-                out.append(_heard(profiles[item.style], item, "own"))
+                out.append(_heard(profiles[item.style], item, "own", recognizer))
         for condition in CONDITIONS:
             rng = random.Random(seed_of("near-sentences", voice.label, condition))
             style: Style = "slow" if condition == "slow" else "normal"
             for scene, _phrase, near in rng.sample(triples, near_per):
                 item = SpokenItem(part, voice, scene, near, condition,
                                   rng.randrange(len(TEST[style])))
-                out.append(_heard(profiles[style], item, "near"))
+                out.append(_heard(profiles[style], item, "near", recognizer))
         print(f"near-sentences: {voice.label} done", file=sys.stderr, flush=True)
     return out
 
@@ -116,7 +131,21 @@ def report(heard: list[Heard]) -> dict[str, Any]:
                                              for h in near), len(near)),
         })
     taken = [h for h in near if h.heard is not None]
-    return {
+    chosen = {}
+    if any(h.choice is not None for h in heard):
+        chosen = {"whisper_choice": [{
+            "least_margin": least,
+            "own_acting_at_once": _share(sum(h.choice is not None and h.choice[1] >= least
+                                             for h in own), len(own)),
+            "near_acted_wrongly": _share(sum(h.heard is not None and h.choice is not None
+                                             and h.choice[1] >= least for h in near),
+                                         len(near)),
+        } for least in MARGINS],
+            "own_choices": sorted([h.condition, h.said, *h.choice] for h in own
+                                  if h.choice is not None),
+            "near_choices": sorted([h.condition, h.said, h.heard, *h.choice] for h in taken
+                                   if h.choice is not None)}
+    return {**chosen,
         "own_heard_right_with_a_near_sentence": len(own),
         "own_heard_right": sum(h.right for h in heard if h.kind == "own"),
         "own": sum(h.kind == "own" for h in heard),
@@ -136,8 +165,15 @@ def main() -> None:
     parser.add_argument("--near", type=int, default=6,
                         help="near sentences per voice and condition")
     parser.add_argument("--work", type=Path, default=REPO / ".cache" / "personal-templates")
+    parser.add_argument("--whisper", action="store_true",
+                        help="also Whisper's forced choice where a near sentence is spelt")
     args = parser.parse_args()
-    heard = hear_all(args.part, args.per, args.near, args.work)
+    recognizer = None
+    if args.whisper:
+        whisper = engines("whisper").whisper
+        assert whisper is not None
+        recognizer = ClosedWhisperRecognizer(whisper)
+    heard = hear_all(args.part, args.per, args.near, args.work, recognizer)
     print(json.dumps({"part": args.part, "per": args.per, "near_per": args.near,
                       **report(heard)}, indent=2))
 
