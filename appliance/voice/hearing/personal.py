@@ -110,6 +110,17 @@ def spelt_near(phrase: str, sentences: SentenceSet, enrolled: Collection[str]) -
             and not sentences.means_alike(s, phrase)]
 
 
+def choice_rivals(phrase: str, sentences: SentenceSet, enrolled: Collection[str],
+                  near: list[str]) -> list[str]:
+    """What Whisper is made to choose the takes' phrase over: the sentences spelt near it, and
+    the person's other phrases on the screen that ask for the same kind of thing ("scroll up"
+    beside "scroll down": the takes took "scroll joe up" for "scroll down")."""
+    intent = sentences.intent_of(phrase)
+    return [*near, *(other for other in enrolled
+                     if other != phrase and other not in near and other in sentences
+                     and sentences.intent_of(other) == intent)]
+
+
 def ends_at_match(found: TemplateMatch, sentences: SentenceSet) -> bool:
     """Whether the takes' match may end the utterance at the pause it was heard in: sure, and
     no sentence of the screen goes on from it. An answer never does: in slow speech "hey" alone
@@ -177,7 +188,8 @@ class PersonalHearing:
             return None
         self._take = found.take
         near = spelt_near(found.phrase, sentences, templates.phrases)
-        doubted = bool(near) and not self._chosen(pcm, found, near)
+        doubted = bool(near) and not self._chosen(
+            pcm, found, choice_rivals(found.phrase, sentences, templates.phrases, near))
         if doubted:  # the words themselves stay out of the log, as the gate's do
             log.info("heard by the person's takes, but a sentence not enrolled is spelt too "
                      "near: Whisper decides")
@@ -185,11 +197,11 @@ class PersonalHearing:
                                 Doubt.LESS_SURE if doubted else "",
                                 not doubted and ends_at_match(found, sentences))
 
-    def _chosen(self, pcm: bytes, found: TemplateMatch, near: list[str]) -> bool:
+    def _chosen(self, pcm: bytes, found: TemplateMatch, rivals: list[str]) -> bool:
         """Whether Whisper, made to choose, finds what the takes heard clearly likelier than
-        each sentence spelt near it ("show numbers", not "hide numbers")."""
+        each of its rivals ("show numbers", not "hide numbers")."""
         try:
-            choice = self.recognizer.choose(pcm, found.phrase, near, found.wake)
+            choice = self.recognizer.choose(pcm, found.phrase, rivals, found.wake)
         except Exception as e:  # then Whisper hears it whole, as before
             log.warning("Whisper could not choose between near sentences: %s", e)
             return False

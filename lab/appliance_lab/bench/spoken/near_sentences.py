@@ -19,7 +19,7 @@ from typing import Any
 
 from appliance.voice.commands import engines
 from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
-from appliance.voice.hearing.personal import spelt_near
+from appliance.voice.hearing.personal import choice_rivals, spelt_near
 from appliance.voice.hearing.profile import VoiceProfile
 from appliance.voice.hearing.templates import TemplateSet
 from appliance_lab import REPO
@@ -83,7 +83,8 @@ def _heard(templates: TemplateSet, item: SpokenItem, kind: str,
     near = spelt_near(found.phrase, sentences, templates.phrases)
     choice = None
     if near and recognizer is not None:
-        chosen = recognizer.choose(pcm, found.phrase, near, found.wake)
+        rivals = choice_rivals(found.phrase, sentences, templates.phrases, near)
+        chosen = recognizer.choose(pcm, found.phrase, rivals, found.wake)
         choice = (round(chosen.score, 3), round(chosen.margin, 3))
     return Heard(kind, item.condition, item.phrase, found.phrase, found.sureness, bool(near),
                  choice)
