@@ -995,6 +995,23 @@ def test_a_long_utterance_is_spotted_once_from_its_first_two_seconds(
     assert sum(any(pcm[-PIPELINE_RATE // 5 :]) for pcm in embedded) == 1
 
 
+def test_the_last_encoding_is_kept_for_the_next_reader_of_the_same_audio(
+    recognizer: ClosedWhisperRecognizer,
+) -> None:
+    """Whisper's choice between near sentences, then its quick pass, read one utterance through
+    the same window: the second is not encoded again; other audio or another window is."""
+    from appliance.voice.hearing.stt_whisper import speech_of
+
+    scorer = recognizer.scorer
+    audio = speech_of(segment("Hey juniper, show numbers."))
+    first = scorer.encode(audio, QUICK_WINDOW)
+    assert scorer.encode(audio.copy(), QUICK_WINDOW) is first
+    full = scorer.encode(audio, FULL_WINDOW)
+    assert full is not first and full[1] == first[1]
+    other = speech_of(segment("Hey juniper, hide numbers."))
+    assert scorer.encode(other, FULL_WINDOW) is not full
+
+
 def test_a_pause_the_person_speaks_past_is_not_heard_to_its_end(
     monkeypatch: pytest.MonkeyPatch, loaded: Engines
 ) -> None:

@@ -248,6 +248,9 @@ class WhisperScorer:
         self._ct2: Any = self._fw.model
         self.tokenizer: Any = Tokenizer(self._fw.hf_tokenizer, self._ct2.is_multilingual,
                                         task="transcribe", language="en")
+        # The last encoding, for the next reader of the same audio: Whisper's choice between
+        # near sentences, then its quick pass, read one utterance through the same window.
+        self._last: tuple[tuple[int, bytes], tuple[Any, int]] | None = None
 
     def encode(self, audio: npt.NDArray[np.float32],
                window: int = FULL_WINDOW) -> tuple[Any, int]:
@@ -255,10 +258,15 @@ class WhisperScorer:
         pads, or cut), and how many frames hold the audio."""
         from faster_whisper.audio import pad_or_trim  # type: ignore[import-untyped]
 
+        key = (window, audio.tobytes())
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
         features = self.features(audio)
         frames = min(features.shape[-1], FULL_WINDOW)
         width = min(FULL_WINDOW, max(window, frames))
-        return self.encode_features(pad_or_trim(features, width + width % 2)), frames
+        encoded = self.encode_features(pad_or_trim(features, width + width % 2)), frames
+        self._last = (key, encoded)
+        return encoded
 
     def features(self, audio: npt.NDArray[np.float32]) -> Any:
         """The audio's log-Mel features, as faster-whisper computes them."""

@@ -38,7 +38,7 @@ NEAR_SPELLING = 75.0
 the takes cannot tell apart from it ("click save" beside an enrolled "click send")."""
 CHOICE_MARGIN = 1.5
 """How much likelier (mean token log-probability) Whisper must find what the takes heard than
-each sentence spelt near it, for the takes' words to stand without a whole decode."""
+each of its rivals (`choice_rivals`), for the takes' words to stand without a whole decode."""
 ANSWERS = ("confirm", "deny")
 """Answers to a question are said without the wake phrase: after a wake phrase the takes heard,
 one is likelier a near miss ("hi jupiter, no") than the person's, and Whisper decides it."""

@@ -297,8 +297,11 @@ class WhisperSTTService(STTService):
 
     async def _speculate(self, pcm: bytes, pause: int,
                          spoke_on: threading.Event) -> Transcript | None:
-        result = (await self._transcribe_early(pcm, spoke_on)
-                  if await self._worth_hearing_early(pcm) else None)
+        try:
+            result = (await self._transcribe(pcm, spoke_on)
+                      if await self._worth_hearing_early(pcm) else None)
+        except Abandoned:
+            result = None
         await self.push_frame(
             SpeculatedFrame(pause=pause, said_in_full=result is not None and result.said_in_full),
             FrameDirection.UPSTREAM)
@@ -309,27 +312,22 @@ class WhisperSTTService(STTService):
         whole when it ends)."""
         return True
 
-    async def _transcribe(self, pcm: bytes) -> Transcript:
+    async def _transcribe(self, pcm: bytes, spoke_on: threading.Event | None = None,
+                          ) -> Transcript:
+        """The segment's transcript; heard early (at a pause, `spoke_on` given), it raises
+        Abandoned once the person spoke on (early.py)."""
         # Whisper drops a last word that ends abruptly: give it a little silence after.
         pcm += bytes(TRAILING_BYTES)
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._hearing, self._hear, pcm)
+            return await asyncio.get_running_loop().run_in_executor(
+                self._hearing, self._hear_while_wanted, pcm, spoke_on)
         except Exception as e:  # one bad segment must not stall the pipeline: it hears nothing
             log.warning("transcription failed: %s", e)
             return Transcript("", None, 0.0, len(pcm) / 2 / RATE)
 
-    async def _transcribe_early(self, pcm: bytes, spoke_on: threading.Event) -> Transcript | None:
-        """As `_transcribe`, at a pause: None once the person spoke on (early.py)."""
-        try:
-            return await asyncio.get_running_loop().run_in_executor(
-                self._hearing, self._hear_early, pcm + bytes(TRAILING_BYTES), spoke_on)
-        except Abandoned:
-            return None
-        except Exception as e:
-            log.warning("transcription failed: %s", e)
-            return Transcript("", None, 0.0, len(pcm) / 2 / RATE)
-
-    def _hear_early(self, pcm: bytes, spoke_on: threading.Event) -> Transcript:
+    def _hear_while_wanted(self, pcm: bytes, spoke_on: threading.Event | None) -> Transcript:
+        if spoke_on is None:
+            return self._hear(pcm)
         with hearing_early(spoke_on):
             checkpoint()  # queued behind other work, it may be unwanted before it starts
             return self._hear(pcm)
