@@ -3,8 +3,8 @@ sentence of the screen that is not enrolled but spelt near one that is ("tick se
 enrolled "click send"): whether a least sureness could replace the doubt `spelt_near` raises
 (voice/hearing/personal.py; it could not). Templates only, no pipeline:
 `python -m appliance_lab.bench.spoken.near_sentences --part tune`. With `--whisper`, also
-Whisper's forced choice between what the takes heard and the sentences spelt near it
-(`ClosedWhisperRecognizer.choose`), and whether a least margin of it could.
+Whisper's forced choice between what the takes heard and its rivals (`choice_rivals`,
+`ClosedWhisperRecognizer.choose`), and whether a least margin of it could.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from appliance.voice.commands import engines
-from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
+from appliance.voice.hearing.closed_whisper import Choice, ClosedWhisperRecognizer
 from appliance.voice.hearing.personal import choice_rivals, spelt_near
 from appliance.voice.hearing.profile import VoiceProfile
 from appliance.voice.hearing.templates import TemplateSet
@@ -56,7 +56,7 @@ class Heard:
     heard: str | None
     sureness: float
     near_spelt: bool
-    choice: tuple[float, float] | None = None  # Whisper's (score, margin), when asked
+    choice: Choice | None = None  # Whisper's, when it was made to choose
 
     @property
     def right(self) -> bool:
@@ -84,8 +84,7 @@ def _heard(templates: TemplateSet, item: SpokenItem, kind: str,
     choice = None
     if near and recognizer is not None:
         rivals = choice_rivals(found.phrase, sentences, templates.phrases, near)
-        chosen = recognizer.choose(pcm, found.phrase, rivals, found.wake)
-        choice = (round(chosen.score, 3), round(chosen.margin, 3))
+        choice = recognizer.choose(pcm, found.phrase, rivals, found.wake)
     return Heard(kind, item.condition, item.phrase, found.phrase, found.sureness, bool(near),
                  choice)
 
@@ -113,6 +112,10 @@ def hear_all(part: Part, per: int, near_per: int, workdir: Path,
     return out
 
 
+def _rounded(choice: Choice) -> list[float]:
+    return [round(choice.score, 3), round(choice.margin, 3)]
+
+
 def _share(k: int, n: int) -> dict[str, Any]:
     return {"count": f"{k}/{n}", "ci95": wilson(k, n)}
 
@@ -136,16 +139,16 @@ def report(heard: list[Heard]) -> dict[str, Any]:
     if any(h.choice is not None for h in heard):
         chosen = {"whisper_choice": [{
             "least_margin": least,
-            "own_acting_at_once": _share(sum(h.choice is not None and h.choice[1] >= least
+            "own_acting_at_once": _share(sum(h.choice is not None and h.choice.margin >= least
                                              for h in own), len(own)),
             "near_acted_wrongly": _share(sum(h.heard is not None and h.choice is not None
-                                             and h.choice[1] >= least for h in near),
+                                             and h.choice.margin >= least for h in near),
                                          len(near)),
         } for least in MARGINS],
-            "own_choices": sorted([h.condition, h.said, *h.choice] for h in own
+            "own_choices": sorted([h.condition, h.said, *_rounded(h.choice)] for h in own
                                   if h.choice is not None),
-            "near_choices": sorted([h.condition, h.said, h.heard, *h.choice] for h in taken
-                                   if h.choice is not None)}
+            "near_choices": sorted([h.condition, h.said, h.heard, *_rounded(h.choice)]
+                                   for h in taken if h.choice is not None)}
     return {**chosen,
         "own_heard_right_with_a_near_sentence": len(own),
         "own_heard_right": sum(h.right for h in heard if h.kind == "own"),
