@@ -260,11 +260,16 @@ def test_no_microphone_is_one_clear_error() -> None:
 
 
 NULL_CAPTURE = """
-import logging, sys
+import logging, sys, time
 logging.basicConfig(level=logging.WARNING, format="%(message)s")
 from appliance.voice.audio.sources import MicSource
 mic = MicSource(max_queued_s=0.5)
 mic.open()
+# Nothing is read until the queue has overflowed: quick reads alone kept up with a capture
+# thread that a loaded machine starved, and nothing was dropped.
+deadline = time.monotonic() + 60
+while mic.dropped_s == 0 and time.monotonic() < deadline:
+    time.sleep(0.05)
 sizes = {len(mic.read(320)) for _ in range(200)}
 print(sorted(sizes), mic.dropped_s > 0, mic.device_latency_s >= 0.1, flush=True)
 mic.close()
