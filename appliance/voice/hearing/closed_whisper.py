@@ -258,6 +258,7 @@ class WhisperScorer:
         pads, or cut), and how many frames hold the audio."""
         from faster_whisper.audio import pad_or_trim  # type: ignore[import-untyped]
 
+        checkpoint()
         key = (window, audio.tobytes())
         if self._last is not None and self._last[0] == key:
             return self._last[1]
@@ -286,6 +287,7 @@ class WhisperScorer:
 
     def greedy(self, encoded: Any, prompt: list[int]) -> tuple[str, list[int], float, float]:
         """(text, tokens, mean token log-probability, no-speech probability); see beam_size."""
+        checkpoint()
         result = self._ct2.generate(
             encoded, [prompt], beam_size=self.beam_size, max_length=len(prompt) + MAX_TOKENS,
             return_scores=True, return_no_speech_prob=True, suppress_blank=True,
@@ -423,9 +425,8 @@ class ClosedWhisperRecognizer:
         """Whisper's choice between a sentence and its rivals, each forced as the transcript of
         the utterance (no prompt; the quick window when the utterance fits it)."""
         audio = speech_of(pcm)
-        window = self.quick_window
-        if window is None or len(audio) + RATE > window * _HOP:
-            window = self.full_window
+        quick = self.quick_window
+        window = quick if quick is not None and self._fits_quick(audio) else self.full_window
         encoded, frames = self.scorer.encode(audio, window)
         lead = self.wake_phrase.title() + ", " if wake else ""
         scores = self.scorer.score(encoded, frames, self._plain, [
@@ -443,14 +444,12 @@ class ClosedWhisperRecognizer:
         # "Hey juniper." scores 6.4 to 12.6 with where the echo falls, 11.9 alone
         # (docs/barge-in.md). Whisper's evidence decides there, as the command check does.
         spot = None if self.spotter is None or over_reply else self.spotter.score(pcm)
-        checkpoint()
         rule, window = self.wake_check, self.quick_window
         if (rule is not None and rule.spotted(spot) and window is not None
-                and len(audio) + RATE <= window * _HOP):
+                and self._fits_quick(audio)):
             quick = self._quick(audio, window, spot, sentences)
             if quick is not None:
                 return quick
-            checkpoint()
         fixed = self.fixed_pass(audio, self.full_window, vocabulary)
         window_s = self.full_window / 100
         if fixed.silent:
@@ -462,10 +461,13 @@ class ClosedWhisperRecognizer:
         """The audio encoded through `window` feature frames and decoded under the fixed
         prompt."""
         encoded, frames = self.scorer.encode(audio, window)
-        checkpoint()
         greedy, tokens, logprob, no_speech = self.scorer.greedy(encoded, self._prompt)
         return FixedPass(self.scorer, encoded, frames, greedy, tokens, logprob, no_speech,
                          bias_prompt(list(vocabulary), self.wake_phrase) if vocabulary else None)
+
+    def _fits_quick(self, audio: npt.NDArray[np.float32]) -> bool:
+        """Whether the utterance fits the quick window with a second to spare."""
+        return self.quick_window is not None and len(audio) + RATE <= self.quick_window * _HOP
 
     def _quick(self, audio: npt.NDArray[np.float32], window: int, spot: float | None,
                sentences: SentenceSet) -> Heard | None:
@@ -499,7 +501,6 @@ class ClosedWhisperRecognizer:
         if not heard_wake or rule is None or rule.vetoed(spot):
             woken = heard_wake and rule is None  # no rule: the fixed pass alone decides
             return self._rest(fixed, woken, None, sentences)
-        checkpoint()
         evidence = self.wake_evidence(fixed.encoded, fixed.frames)
         if rule.sure.passes(evidence):
             return self._rest(fixed, True, evidence, sentences)
@@ -539,7 +540,6 @@ class ClosedWhisperRecognizer:
         # With the screen's names in the prompt Whisper spells them better ("click send", not
         # "click and"), and invents them more: that decode only proposes sentences, which are
         # scored without it, and is the open transcript, as on the open path.
-        checkpoint()
         screen, screen_logprob = fixed.screen
         screen_command = self.command_words(screen, wake)
         shortlist = list(dict.fromkeys(itertools.chain.from_iterable(zip(

@@ -117,7 +117,7 @@ def choice_rivals(phrase: str, sentences: SentenceSet, enrolled: Collection[str]
     beside "scroll down": the takes took "scroll joe up" for "scroll down")."""
     intent = sentences.intent_of(phrase)
     return [*near, *(other for other in enrolled
-                     if other != phrase and other not in near and other in sentences
+                     if other != phrase and other in sentences
                      and sentences.intent_of(other) == intent)]
 
 
