@@ -43,6 +43,7 @@ from appliance.voice.hearing.closed_whisper import (
     ClosedWhisperRecognizer,
     Heard,
     WhisperScorer,
+    apart,
     final_numbers,
     looping,
     wake_rule,
@@ -503,6 +504,13 @@ def test_a_letter_and_a_digit_whose_names_rhyme_are_weighed_against_each_other(
                                and heard.text == "hey juniper press control 8")
     assert wrong_unasked[-math.inf] >= 1 and wrong_unasked[LETTER_MARGIN] == 0, wrong_unasked
     assert asked_as_alike >= 2 and eights_at_once >= 2, (asked_as_alike, eights_at_once)
+
+
+def test_a_rival_as_long_is_weighed_from_the_first_token_it_differs_in() -> None:
+    own = ([1, 2, 3, 9], [-0.1, -0.1, -0.5, -0.1])
+    assert apart(own, ([1, 2, 4, 9], [-0.1, -0.1, -3.5, -0.1])) == pytest.approx(1.5)
+    # Of another length, the tails do not line up: the whole sentences are weighed.
+    assert apart(own, ([1, 2, 5, 4, 9], [-0.1, -0.1, -4.0, -0.9, -0.1])) == pytest.approx(0.84)
 
 
 def test_a_letter_written_over_and_over_is_a_loop_not_words_to_write() -> None:

@@ -616,6 +616,23 @@ def test_whisper_made_to_choose_lets_the_takes_words_stand(tmp_path: Path) -> No
     assert taken is None or taken.doubt == Doubt.LESS_SURE, taken
 
 
+def test_whisper_chooses_between_sentences_differing_in_one_word_by_that_word() -> None:
+    """"scroll up" against "scroll down": only the last word differs, and Whisper's choice is
+    scored from there, so it is clear either way (weighed on the whole sentence, the words
+    both share thinned this one's margin to under a third, below CHOICE_MARGIN)."""
+    from appliance.voice.commands import engines
+    from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
+    from appliance.voice.hearing.personal import CHOICE_MARGIN
+
+    loaded = engines("whisper")
+    assert loaded.whisper is not None
+    recognizer = ClosedWhisperRecognizer(loaded.whisper)
+    up = espeak("hey juniper, scroll up", SAID_RATE)
+    assert recognizer.choose(up, "scroll up", ["scroll down"], True).margin >= CHOICE_MARGIN
+    down = espeak("hey juniper, scroll down", SAID_RATE)
+    assert recognizer.choose(down, "scroll up", ["scroll down"], True).margin < 0
+
+
 def test_whispers_words_act_after_a_wake_phrase_only_the_takes_heard(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A command the takes doubt ("click send", with "tick send" on the screen, and Whisper's

@@ -99,7 +99,7 @@ class WakeEvidence:
 @dataclass(frozen=True)
 class Choice:
     """A sentence's mean token log-probability as the transcript, and how far above its
-    likeliest rival's."""
+    likeliest rival's, over the tokens each rival differs in (`apart`)."""
 
     score: float
     margin: float
@@ -300,8 +300,7 @@ class WhisperScorer:
     def score(self, encoded: Any, frames: int, prompt: list[int],
               texts: list[list[int]]) -> list[float]:
         """Mean log-probability of each token sequence as the transcript of the audio."""
-        return [sum(t) / max(1, len(t)) for t in self.token_logprobs(encoded, frames, prompt,
-                                                                     texts)]
+        return [_mean(t) for t in self.token_logprobs(encoded, frames, prompt, texts)]
 
     def token_logprobs(self, encoded: Any, frames: int, prompt: list[int],
                        texts: list[list[int]]) -> list[list[float]]:
@@ -317,6 +316,23 @@ class WhisperScorer:
                                       [frames] * len(part))
             out += [[math.log(max(p, 1e-9)) for p in r.text_token_probs] for r in results]
         return out
+
+
+def _mean(logprobs: Sequence[float]) -> float:
+    return sum(logprobs) / max(1, len(logprobs))
+
+
+def apart(own: tuple[list[int], list[float]], rival: tuple[list[int], list[float]]) -> float:
+    """How much likelier (mean token log-probability) a forced transcript is than a rival. A
+    rival as long in tokens is scored only from the first token they differ in: the words both
+    begin with score alike and would thin the difference ("scroll up" against "scroll down").
+    Tails of unequal length do not line up, so such a rival is scored on the whole."""
+    (own_tokens, own_probs), (rival_tokens, rival_probs) = own, rival
+    same = 0
+    if len(own_tokens) == len(rival_tokens):
+        while same < len(own_tokens) and own_tokens[same] == rival_tokens[same]:
+            same += 1
+    return _mean(own_probs[same:]) - _mean(rival_probs[same:])
 
 
 def compression_ratio(text: str) -> float:
@@ -429,9 +445,13 @@ class ClosedWhisperRecognizer:
         window = quick if quick is not None and self._fits_quick(audio) else self.full_window
         encoded, frames = self.scorer.encode(audio, window)
         lead = self.wake_phrase.title() + ", " if wake else ""
-        scores = self.scorer.score(encoded, frames, self._plain, [
-            self.scorer.tokenizer.encode(" " + written(s, "", lead)) for s in [sentence, *rivals]])
-        return Choice(scores[0], scores[0] - max(scores[1:], default=-math.inf))
+        texts = [self.scorer.tokenizer.encode(" " + written(s, "", lead))
+                 for s in [sentence, *rivals]]
+        probs = self.scorer.token_logprobs(encoded, frames, self._plain, texts)
+        own = (texts[0], probs[0])
+        return Choice(_mean(probs[0]), min(
+            (apart(own, rival) for rival in zip(texts[1:], probs[1:], strict=True)),
+            default=math.inf))
 
     def hear(
         self, pcm: bytes, sentences: SentenceSet, vocabulary: Sequence[str] = (),

@@ -36,7 +36,7 @@ TEMPLATE_ENGINE = "closed:templates"
 NEAR_SPELLING = 75.0
 """A sentence of the screen spelt this close to an enrolled one, itself not enrolled, is one
 the takes cannot tell apart from it ("click save" beside an enrolled "click send")."""
-CHOICE_MARGIN = 1.5
+CHOICE_MARGIN = 1.75
 """How much likelier (mean token log-probability) Whisper must find what the takes heard than
 each of its rivals (`choice_rivals`), for the takes' words to stand without a whole decode."""
 ANSWERS = ("confirm", "deny")

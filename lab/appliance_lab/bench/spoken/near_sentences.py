@@ -40,7 +40,7 @@ from appliance_lab.bench.stats import wilson
 
 THRESHOLDS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 """The least sureness tried for acting at once despite a near sentence not enrolled."""
-MARGINS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
+MARGINS = (0.0, 0.5, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
 """The least margin of Whisper's forced choice tried for the same."""
 
 
