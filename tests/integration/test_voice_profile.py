@@ -516,13 +516,21 @@ def test_the_switch_pauses_skips_and_stops_learning_the_voice(tmp_path: Path) ->
     assert said[-1].startswith("Thank you.") and hearing.enrolment == "off"
 
 
-def test_an_answer_after_a_wake_phrase_is_left_to_whisper(tmp_path: Path) -> None:
-    """"hey juniper, no" is not taken from the takes (a near miss and a bare "no" fit them as
-    well), while "no" alone and "hey juniper, click send" are."""
+def test_an_answer_after_a_wake_phrase_stands_only_as_whisper_hears_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """"hey juniper, no" is not taken from the takes alone (a near miss and a bare "no" fit them
+    as well), while "no" alone and "hey juniper, click send" are. Whisper's words are passed on,
+    never asked about; only where the spotter does not know the person's voice (slow speech,
+    whose wake phrase Whisper misses) does the takes' wake phrase stand before the answer
+    Whisper heard too, when the utterance starts as the person's wake takes do."""
+    from dataclasses import replace
+
+    from appliance.policy.doubts import Doubt
     from appliance.voice.commands import engines
     from appliance.voice.hearing.closed_set import closed_set
     from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
     from appliance.voice.hearing.personal import PersonalHearing, PersonalOptions
+    from appliance.voice.hearing.stt_whisper import Transcript
 
     loaded = engines("whisper")
     assert loaded.whisper is not None
@@ -538,7 +546,24 @@ def test_an_answer_after_a_wake_phrase_is_left_to_whisper(tmp_path: Path) -> Non
     assert alone is not None and alone.text == "no" and not alone.wake
     woken = hearing.hear(espeak("hey juniper, click send", SAID_RATE), sentences, False)
     assert woken is not None and woken.text == "hey juniper click send" and woken.wake
-    assert hearing.hear(espeak("hey juniper, no", SAID_RATE), sentences, False) is None
+    said = espeak("hey juniper, no", SAID_RATE)
+    by_takes = hearing.hear(said, sentences, False)
+    assert by_takes is not None and by_takes.wake and by_takes.doubt == Doubt.LESS_SURE
+    took = by_takes.stt_ms + 500.0
+    same = Transcript("no", 0.8, 500.0, 2.0, engine="closed:whisper", wake=False)
+    for knows in (True, False):
+        monkeypatch.setattr(hearing, "spotter_knows_voice", lambda knows=knows: knows)
+        assert hearing.settled(by_takes, same, said, sentences) == (
+            replace(same, stt_ms=took) if knows else replace(by_takes, doubt="", stt_ms=took))
+        for whisper in (replace(same, text="you know"), replace(same, doubt=Doubt.LESS_SURE),
+                        replace(same, text="yes")):
+            assert hearing.settled(by_takes, whisper, said, sentences) == replace(
+                whisper, stt_ms=took), whisper
+        near_miss = espeak("hi jupiter, no", SAID_RATE)
+        assert hearing.settled(by_takes, same, near_miss, sentences) == replace(
+            same, stt_ms=took), "not the person's wake phrase"
+    whole = hearing.transcribe(said, sentences, (), over_reply=False)
+    assert (whole.text, whole.wake) == ("hey juniper no", True), whole
 
 
 def test_the_persons_wake_takes_turn_away_a_near_miss_whisper_took_for_the_wake_phrase(

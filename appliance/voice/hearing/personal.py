@@ -15,6 +15,7 @@ from rapidfuzz import fuzz
 from appliance.policy.doubts import Doubt
 from appliance.voice.hearing.closed_set import SentenceSet
 from appliance.voice.hearing.closed_whisper import SPOTTER_VETO, ClosedWhisperRecognizer
+from appliance.voice.hearing.early import checkpoint
 from appliance.voice.hearing.enrolling import (
     ENROLLED_COMMANDS,
     ROOM_S,
@@ -24,7 +25,7 @@ from appliance.voice.hearing.enrolling import (
 )
 from appliance.voice.hearing.learning import Learning
 from appliance.voice.hearing.profile import VoiceProfile
-from appliance.voice.hearing.stt_whisper import PREROLL_S, RATE, Transcript
+from appliance.voice.hearing.stt_whisper import PREROLL_S, RATE, Transcript, as_captured
 from appliance.voice.hearing.take_audio import signal_to_noise_db
 from appliance.voice.hearing.templates import TemplateMatch, TemplateSet
 from appliance.voice.sink import EnrolAction, EnrolState
@@ -41,7 +42,7 @@ CHOICE_MARGIN = 1.75
 each of its rivals (`choice_rivals`), for the takes' words to stand without a whole decode."""
 ANSWERS = ("confirm", "deny")
 """Answers to a question are said without the wake phrase: after a wake phrase the takes heard,
-one is likelier a near miss ("hi jupiter, no") than the person's, and Whisper decides it."""
+one may be a near miss's ("hi jupiter, no"), and does not stand on the takes alone (`settled`)."""
 LEARN_VOICE = "learn_voice"
 """The grammar's intent that starts enrolment at the kiosk ("hey juniper, learn my voice")."""
 STOP_WORDS = ("stop", "cancel", "stop that")
@@ -169,10 +170,26 @@ class PersonalHearing:
 
     # -- hearing ---------------------------------------------------------------------------
 
+    def transcribe(self, pcm: bytes, sentences: SentenceSet, vocabulary: Sequence[str],
+                   over_reply: bool) -> Transcript:
+        """What the takes and Whisper hear together: the takes' phrase when they are sure of
+        it; else Whisper's words, its wake phrase verified against the person's wake takes and
+        settled against the phrase the takes doubt."""
+        by_takes = self.hear(pcm, sentences, over_reply)
+        if by_takes is not None and not by_takes.doubt:
+            return by_takes
+        checkpoint()  # at a pause the person spoke past, Whisper's decode is not wanted
+        heard = self.verified(
+            self.recognizer.transcribe(pcm, sentences, vocabulary, over_reply), as_captured(pcm))
+        if by_takes is not None:
+            heard = self.settled(by_takes, heard, as_captured(pcm), sentences)
+        return heard
+
     def hear(self, pcm: bytes, sentences: SentenceSet, over_reply: bool) -> Transcript | None:
         """The sentence the person's own takes hear, or None; doubtful when the screen has a
         sentence, not enrolled, spelt so near that the takes cannot tell the two apart, and
-        Whisper, made to choose, does not clearly prefer the takes'."""
+        Whisper, made to choose, does not clearly prefer the takes'; or when it is an answer
+        after the wake phrase (ANSWERS)."""
         if over_reply:
             return None
         start = time.monotonic()
@@ -184,9 +201,10 @@ class PersonalHearing:
             return None
         if found is None or (found.wake and not self._wake_spotted(pcm)):
             return None
-        if found.wake and sentences.intent_of(found.phrase) in ANSWERS:
-            return None
         self._take = found.take
+        if found.wake and sentences.intent_of(found.phrase) in ANSWERS:
+            return self._transcript(found, pcm, (time.monotonic() - start) * 1000,
+                                    Doubt.LESS_SURE, False)
         near = spelt_near(found.phrase, sentences, templates.phrases)
         doubted = bool(near) and not self._chosen(
             pcm, found, choice_rivals(found.phrase, sentences, templates.phrases, near))
@@ -218,24 +236,35 @@ class PersonalHearing:
 
     def settled(self, by_takes: Transcript, whisper: Transcript, pcm: bytes,
                 sentences: SentenceSet) -> Transcript:
-        """What is passed on when the takes heard a phrase they doubt and Whisper heard it too:
-        Whisper's sure words, after the wake phrase the takes heard when Whisper missed it (as
-        in slow speech) and it fits the person's wake takes; else (an answer among them) the
-        takes' doubted phrase, to be asked about. Its hearing took both their times."""
+        """What is passed on when the takes heard a phrase they doubt and Whisper heard it too
+        (the hearing took both their times): Whisper's sure words, after the wake phrase the
+        takes heard when Whisper missed it (as in slow speech) and it fits the person's wake
+        takes; else the takes' doubted phrase, to be asked about. An answer after the takes'
+        wake phrase is never asked about: it stands as Whisper heard it, or, when only the takes
+        know the person's wake phrase (slow speech), as the takes heard it if Whisper heard
+        the same answer."""
         took = by_takes.stt_ms + whisper.stt_ms
-        if whisper.engine != "closed:whisper" or whisper.doubt:
+        phrase = self.recognizer.command_words(by_takes.text, bool(by_takes.wake))
+        sure = whisper.engine == "closed:whisper" and not whisper.doubt
+        wake_missed = (sure and by_takes.wake and not whisper.wake
+                       and phrase == self.recognizer.command_words(whisper.text, False)
+                       and self._fits_wake(pcm))
+        if by_takes.wake and sentences.intent_of(phrase) in ANSWERS:
+            # Where the spotter knows the person's voice, Whisper hears their wake phrase,
+            # and the takes would add only near misses ("hey judy, yes") to it.
+            if wake_missed and not self.spotter_knows_voice():
+                return replace(by_takes, doubt="", stt_ms=took)
+            return replace(whisper, stt_ms=took)
+        if wake_missed:
+            return replace(by_takes, doubt="", stt_ms=took)
+        if not sure:
             # Whisper is no surer than the takes, which a near sentence fits.
             return replace(by_takes, stt_ms=took)
-        phrase = self.recognizer.command_words(by_takes.text, bool(by_takes.wake))
         whispered = self.recognizer.command_words(whisper.text, bool(whisper.wake))
         if by_takes.wake and sentences.intent_of(whispered) in ANSWERS:
             # ANSWERS' mirror: after the wake phrase comes a command, and an answer heard
             # there ("don't do that" for "undo that") loses the command; the takes' is asked.
             return replace(by_takes, stt_ms=took)
-        if (by_takes.wake and not whisper.wake
-                and phrase == self.recognizer.command_words(whisper.text, False)
-                and self._fits_wake(pcm)):
-            return replace(by_takes, doubt="", stt_ms=took)
         return replace(whisper, stt_ms=took)
 
     def ready(self) -> None:
@@ -246,7 +275,7 @@ class PersonalHearing:
             templates = self.profile.template_set()
             for noisy in (False, True):
                 templates.other_fit(noisy)
-            self._spotter_knows_voice()
+            self.spotter_knows_voice()
         except Exception as e:  # then `hear` works it out at the end, and says what failed
             log.debug("readying the voice profile failed: %s", e)
 
@@ -283,9 +312,9 @@ class PersonalHearing:
         spotter = self.recognizer.spotter
         if spotter is None:
             return True
-        return not self._spotter_knows_voice() or spotter.score(pcm) >= SPOTTER_VETO
+        return not self.spotter_knows_voice() or spotter.score(pcm) >= SPOTTER_VETO
 
-    def _spotter_knows_voice(self) -> bool:
+    def spotter_knows_voice(self) -> bool:
         """Whether the wake spotter takes the person's own wake takes (scored once a profile
         change, about 0.1 s a take: while the person speaks, by `warm`)."""
         spotter = self.recognizer.spotter

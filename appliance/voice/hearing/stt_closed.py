@@ -15,7 +15,6 @@ from pipecat.processors.frame_processor import FrameDirection
 
 from appliance.voice.hearing.closed_set import SentenceSet, closed_set
 from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
-from appliance.voice.hearing.early import checkpoint
 from appliance.voice.hearing.personal import PersonalHearing, PersonalOptions
 from appliance.voice.hearing.profile import VoiceProfile
 from appliance.voice.hearing.stt_whisper import (
@@ -25,7 +24,6 @@ from appliance.voice.hearing.stt_whisper import (
     SpeculateFrame,
     Transcript,
     WhisperSTTService,
-    as_captured,
 )
 from appliance.voice.hearing.wake_spotter import HEARD_BYTES
 from appliance.voice.sink import (
@@ -186,14 +184,7 @@ class ClosedSetSTTService(WhisperSTTService):
                                               self._over_reply)
         if personal.enrolling:
             return personal.enrol_take(pcm, sentences, self._words_of(names))
-        by_takes = personal.hear(pcm, sentences, self._over_reply)
-        if by_takes is not None and not by_takes.doubt:
-            return personal.after(by_takes, pcm, sentences)
-        checkpoint()  # at a pause the person spoke past, Whisper's decode is not wanted
-        heard = personal.verified(self.recognizer.transcribe(
-            pcm, sentences, self._words_of(names), self._over_reply), as_captured(pcm))
-        if by_takes is not None:
-            heard = personal.settled(by_takes, heard, as_captured(pcm), sentences)
+        heard = personal.transcribe(pcm, sentences, self._words_of(names), self._over_reply)
         return personal.after(heard, pcm, sentences)
 
     def replied(self, reply: Reply) -> None:
