@@ -179,10 +179,11 @@ class PersonalHearing:
         if by_takes is not None and not by_takes.doubt:
             return by_takes
         checkpoint()  # at a pause the person spoke past, Whisper's decode is not wanted
+        captured = as_captured(pcm)
         heard = self.verified(
-            self.recognizer.transcribe(pcm, sentences, vocabulary, over_reply), as_captured(pcm))
+            self.recognizer.transcribe(pcm, sentences, vocabulary, over_reply), captured)
         if by_takes is not None:
-            heard = self.settled(by_takes, heard, as_captured(pcm), sentences)
+            heard = self.settled(by_takes, heard, captured, sentences)
         return heard
 
     def hear(self, pcm: bytes, sentences: SentenceSet, over_reply: bool) -> Transcript | None:
