@@ -3,9 +3,9 @@
 # recognizer's tests, in one pytest run beside another for everything else. A guest spends much
 # of its time booting and waiting on itself, and the voice tests on audio paced in real time, so
 # on two cores the two runs beside each other end well before they would one after the other;
-# the closed-set, barge-in and voice-profile tests (some ten minutes) go with the guests, so that
-# the two runs end near each other (docs/measurements/device-vm.md). Their output is shown when
-# both are done.
+# the closed-set and barge-in tests go with the guests, the voice-profile tests with the rest, so
+# that the two runs end near each other (docs/measurements/device-vm.md). The guests' output is
+# shown when both are done.
 # Fails when either run fails (pytest's exit 5, "no tests collected", included).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
@@ -13,7 +13,7 @@ PYTEST="${VENV:-.venv}/bin/pytest"
 mkdir -p .cache
 guests_log=.cache/test-vm.log
 beside_guests=(tests/vm tests/integration/test_voice_closed_set.py
-               tests/integration/test_voice_barge_in.py tests/integration/test_voice_profile.py)
+               tests/integration/test_voice_barge_in.py)
 
 "$PYTEST" -q -p no:cacheprovider "${beside_guests[@]}" >"$guests_log" 2>&1 &
 guests=$!
