@@ -658,6 +658,55 @@ def test_whisper_chooses_between_sentences_differing_in_one_word_by_that_word() 
     assert recognizer.choose(down, "scroll up", ["scroll down"], True).margin < 0
 
 
+def test_whisper_chooses_among_phrases_the_takes_cannot_tell_apart(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Enrolled phrases the takes find nearly as near each other (as noise makes them: here
+    forced, every phrase within reach counts as near): Whisper, made to choose among them and
+    the sentences spelt near them, picks the one said, and the takes' words stand; said
+    something else ("hide numbers", spelt near "show numbers"; "click send", not enrolled), it
+    prefers none clearly and the takes pass nothing on. Its choice weighs the command only, so
+    a wake phrase the spotter is not sure of ("hey june, pepper, ...") passes nothing on."""
+    from appliance.voice.commands import engines
+    from appliance.voice.hearing import templates
+    from appliance.voice.hearing.closed_set import closed_set
+    from appliance.voice.hearing.closed_whisper import (
+        SPOTTER_SURE,
+        WAKE_CHECKS,
+        ClosedWhisperRecognizer,
+    )
+    from appliance.voice.hearing.personal import PersonalHearing, PersonalOptions
+
+    monkeypatch.setattr(templates, "RIVAL_RATIO", 1e-3)
+    loaded = engines("whisper")
+    assert loaded.whisper is not None
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("scroll up", TakeKind.COMMAND),
+                         ("scroll down", TakeKind.COMMAND), ("show numbers", TakeKind.COMMAND)):
+        for rate in ENROL_RATES:
+            profile.add(phrase, kind, espeak(phrase, rate))
+    recognizer = ClosedWhisperRecognizer(loaded.whisper, wake_check=WAKE_CHECKS["spotter"])
+    assert recognizer.spotter is not None
+    hearing = PersonalHearing(profile, recognizer, lambda *a: None, lambda _s: None,
+                              PersonalOptions())
+    assert hearing.spotter_knows_voice()
+    sentences = closed_set(("Send",), ("Send",), ("Send",))
+    for said, passed in (("hey juniper, scroll up", True), ("hey juniper, scroll down", True),
+                         ("hey juniper, show numbers", True), ("hey juniper, hide numbers", False),
+                         ("hey juniper, click send", False),
+                         ("hey june, pepper, scroll up", False)):
+        pcm = espeak(said, SAID_RATE)
+        found = profile.template_set().hear(pcm, lambda p: p in sentences)
+        assert found is not None and not found.decided, (said, found)
+        heard = hearing.hear(pcm, sentences, over_reply=False)
+        if passed:
+            assert recognizer.spotter.score(pcm) >= SPOTTER_SURE
+            assert heard is not None, said
+            assert (heard.text, heard.doubt, heard.said_in_full) == (
+                said.replace(",", ""), "", False), "chosen, never ended at a pause"
+        else:
+            assert heard is None, (said, heard)
+
+
 def test_whispers_words_act_after_a_wake_phrase_only_the_takes_heard(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A command the takes doubt ("click send", with "tick send" on the screen, and Whisper's

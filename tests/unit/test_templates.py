@@ -6,6 +6,7 @@ import numpy as np
 
 from appliance.voice.hearing.templates import (
     MIN_SPREAD,
+    RIVAL_RATIO,
     SPREAD_FACTOR,
     Template,
     TemplateSet,
@@ -58,15 +59,19 @@ def test_an_utterance_is_taken_only_within_its_bounds_and_on_the_screen() -> Non
     assert templates.match(phrase(), lambda _: True) is None, "nothing enrolled is near"
 
 
-def test_between_two_phrases_it_takes_neither() -> None:
+def test_between_two_phrases_it_decides_neither() -> None:
     send = phrase()
-    save = unit(send + 0.3 * RNG.normal(size=send.shape))
+    save = unit(send + 0.15 * RNG.normal(size=send.shape))
     takes = [Template("click send", stretched(send, f)) for f in (0.9, 1.1)] + [
         Template("click save", stretched(save, f)) for f in (0.9, 1.1)]
     templates = TemplateSet.of(takes)
-    assert templates.match(stretched(send, 1.0), lambda _: True) is not None
-    halfway = unit(send + save)
-    assert templates.match(halfway, lambda _: True) is None
+    found = templates.match(stretched(send, 1.0), lambda _: True)
+    assert found is not None and found.decided and found.close == ()
+    between = templates.match(unit(send + save), lambda _: True)
+    assert between is not None and not between.decided
+    assert {between.phrase, *between.close} == {"click send", "click save"}
+    assert between.distance > RIVAL_RATIO * between.rival
+    assert templates.match(unit(send - save), lambda _: True) is None, "beyond both bounds"
 
 
 def test_one_take_is_not_enough_and_noisy_copies_set_no_bound() -> None:

@@ -110,7 +110,10 @@ def test_validator_never_crashes_and_never_runs_destructive_unconfirmed(
     snapshot = snapshot_of(scene)
     verdict = validate(proposal, snapshot, Settings(allow_destructive=allow), recent)
     assert verdict.decision in ("execute", "confirm", "reject", "clarify", "answer", "control")
-    touched = [s.node for s in verdict.steps if s.node is not None]
+    # A read only looks at what it names ("read delete all" presses nothing): only the steps
+    # that act count.
+    touched = [s.node for s in verdict.steps
+               if s.node is not None and not isinstance(s.intent, Read)]
     destructive = verdict.risk == Risk.destructive or any(
         n.risk == Risk.destructive for n in touched
     )

@@ -440,18 +440,26 @@ class ClosedWhisperRecognizer:
     def choose(self, pcm: bytes, sentence: str, rivals: Sequence[str], wake: bool) -> Choice:
         """Whisper's choice between a sentence and its rivals, each forced as the transcript of
         the utterance (no prompt; the quick window when the utterance fits it)."""
+        return self.choose_among(pcm, [sentence], rivals, wake)[1]
+
+    def choose_among(self, pcm: bytes, candidates: Sequence[str], rivals: Sequence[str],
+                     wake: bool) -> tuple[str, Choice]:
+        """The candidate Whisper finds likeliest, and how much likelier than every other
+        candidate and rival (as `choose`; one encoding for them all)."""
         audio = speech_of(pcm)
         quick = self.quick_window
         window = quick if quick is not None and self._fits_quick(audio) else self.full_window
         encoded, frames = self.scorer.encode(audio, window)
         lead = self.wake_phrase.title() + ", " if wake else ""
         texts = [self.scorer.tokenizer.encode(" " + written(s, "", lead))
-                 for s in [sentence, *rivals]]
-        probs = self.scorer.token_logprobs(encoded, frames, self._plain, texts)
-        own = (texts[0], probs[0])
-        return Choice(_mean(probs[0]), min(
-            (apart(own, rival) for rival in zip(texts[1:], probs[1:], strict=True)),
-            default=math.inf))
+                 for s in [*candidates, *rivals]]
+        scored = list(zip(texts, self.scorer.token_logprobs(encoded, frames, self._plain, texts),
+                          strict=True))
+        choices = [Choice(_mean(scored[i][1]), min(
+            (apart(scored[i], other) for j, other in enumerate(scored) if j != i),
+            default=math.inf)) for i in range(len(candidates))]
+        best = max(range(len(candidates)), key=lambda i: choices[i].margin)
+        return candidates[best], choices[best]
 
     def hear(
         self, pcm: bytes, sentences: SentenceSet, vocabulary: Sequence[str] = (),

@@ -3,6 +3,7 @@ at the kiosk (enrolling.py), and what their use teaches the profile (learning.py
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections.abc import Callable, Collection, Sequence
@@ -14,7 +15,11 @@ from rapidfuzz import fuzz
 
 from appliance.policy.doubts import Doubt
 from appliance.voice.hearing.closed_set import SentenceSet
-from appliance.voice.hearing.closed_whisper import SPOTTER_VETO, ClosedWhisperRecognizer
+from appliance.voice.hearing.closed_whisper import (
+    SPOTTER_SURE,
+    SPOTTER_VETO,
+    ClosedWhisperRecognizer,
+)
 from appliance.voice.hearing.early import checkpoint
 from appliance.voice.hearing.enrolling import (
     ENROLLED_COMMANDS,
@@ -190,7 +195,8 @@ class PersonalHearing:
         """The sentence the person's own takes hear, or None; doubtful when the screen has a
         sentence, not enrolled, spelt so near that the takes cannot tell the two apart, and
         Whisper, made to choose, does not clearly prefer the takes'; or when it is an answer
-        after the wake phrase (ANSWERS)."""
+        after the wake phrase (ANSWERS). When the takes find two of the person's phrases nearly
+        as near, Whisper chooses between them, or the takes heard nothing."""
         if over_reply:
             return None
         start = time.monotonic()
@@ -200,13 +206,24 @@ class PersonalHearing:
         except Exception as e:  # a damaged profile: Whisper alone hears, as before enrolment
             log.warning("the voice profile could not be used: %s", e)
             return None
-        if found is None or (found.wake and not self._wake_spotted(pcm)):
+        spot = self._spot(pcm) if found is not None and found.wake else None
+        if found is None or (spot is not None and spot < SPOTTER_VETO):
             return None
+        undecided = not found.decided
+        if undecided:
+            # Whisper's choice weighs the command, not the wake phrase before it, which near
+            # misses fit as well ("hey june, pepper, click send"): the spotter must be sure.
+            if found.wake and (spot is None or spot < SPOTTER_SURE):
+                return None
+            found = self._decided(pcm, found, sentences, templates.phrases)
+            if found is None:
+                return None
         self._take = found.take
         if found.wake and sentences.intent_of(found.phrase) in ANSWERS:
             return self._transcript(found, pcm, (time.monotonic() - start) * 1000,
                                     Doubt.LESS_SURE, False)
-        near = spelt_near(found.phrase, sentences, templates.phrases)
+        # Whisper, choosing among the takes' phrases, also weighed those spelt near them.
+        near = [] if undecided else spelt_near(found.phrase, sentences, templates.phrases)
         doubted = bool(near) and not self._chosen(
             pcm, found, choice_rivals(found.phrase, sentences, templates.phrases, near))
         if doubted:  # the words themselves stay out of the log, as the gate's do
@@ -214,7 +231,28 @@ class PersonalHearing:
                      "near: Whisper decides")
         return self._transcript(found, pcm, (time.monotonic() - start) * 1000,
                                 Doubt.LESS_SURE if doubted else "",
-                                not doubted and ends_at_match(found, sentences))
+                                not (doubted or undecided) and ends_at_match(found, sentences))
+
+    def _decided(self, pcm: bytes, found: TemplateMatch, sentences: SentenceSet,
+                 enrolled: Collection[str]) -> TemplateMatch | None:
+        """The phrase Whisper, made to choose, clearly prefers among those the takes cannot
+        tell apart ("scroll up" and "scroll down" in a noisy room) and everything spelt near
+        them; None when it prefers none clearly (then Whisper hears it whole, as before)."""
+        candidates = [found.phrase, *(p for p in found.close if p in sentences)]
+        rivals = [p for p in dict.fromkeys(itertools.chain(
+            found.close, *(choice_rivals(c, sentences, enrolled,
+                                         spelt_near(c, sentences, enrolled))
+                           for c in candidates))) if p not in candidates]
+        try:
+            phrase, choice = self.recognizer.choose_among(pcm, candidates, rivals, found.wake)
+        except Exception as e:  # then Whisper hears it whole, as before
+            log.warning("Whisper could not choose between the person's phrases: %s", e)
+            return None
+        if choice.margin < CHOICE_MARGIN:
+            return None
+        # The nearest take is another phrase's when Whisper chose a farther one: none is named.
+        return replace(found, phrase=phrase, close=(),
+                       take=found.take if phrase == found.phrase else 0)
 
     def _chosen(self, pcm: bytes, found: TemplateMatch, rivals: list[str]) -> bool:
         """Whether Whisper, made to choose, finds what the takes heard clearly likelier than
@@ -306,14 +344,14 @@ class PersonalHearing:
             log.warning("the voice profile could not be used: %s", e)
             return True
 
-    def _wake_spotted(self, pcm: bytes) -> bool:
-        """The wake spotter does not veto the wake phrase the takes heard ("hey junior" is as
-        near to them as the person's own), unless it vetoes the person's own wake takes too:
-        then it does not know their voice, and the takes alone decide."""
+    def _spot(self, pcm: bytes) -> float | None:
+        """The wake spotter's log-odds for the wake phrase the takes heard ("hey junior" is as
+        near to them as the person's own); None when there is no spotter, or it does not know
+        the person's voice (it vetoes their own wake takes), and the takes alone decide."""
         spotter = self.recognizer.spotter
-        if spotter is None:
-            return True
-        return not self.spotter_knows_voice() or spotter.score(pcm) >= SPOTTER_VETO
+        if spotter is None or not self.spotter_knows_voice():
+            return None
+        return spotter.score(pcm)
 
     def spotter_knows_voice(self) -> bool:
         """Whether the wake spotter takes the person's own wake takes (scored once a profile

@@ -3,9 +3,10 @@ warping over openWakeWord's speech embeddings, and acts only inside bounds the t
 
 Each phrase's bound comes from its own enrolment: the utterance must be no farther from its
 nearest take than SPREAD_FACTOR times the farthest two takes of that phrase are from each other,
-and clearly nearer to it than to any other phrase (RIVAL_RATIO). Anything else falls through to
-Whisper. With the wake phrase enrolled, "hey juniper, click send" is split where the person's
-wake takes end and their command takes begin.
+and is acted on when clearly nearer to it than to any other phrase (RIVAL_RATIO); when not, the
+match names the phrases the takes cannot tell it from, for Whisper to choose among. Anything
+else falls through to Whisper. With the wake phrase enrolled, "hey juniper, click send" is split
+where the person's wake takes end and their command takes begin.
 """
 
 from __future__ import annotations
@@ -156,6 +157,12 @@ class TemplateMatch:
     bound: float
     rival: float  # the nearest other phrase's distance (inf: none)
     take: int = 0  # the nearest take's id in the profile
+    close: tuple[str, ...] = ()  # other phrases not clearly farther (RIVAL_RATIO), nearest first
+
+    @property
+    def decided(self) -> bool:
+        """Whether the takes tell the phrase from every other."""
+        return not self.close
 
     @property
     def sureness(self) -> float:
@@ -231,7 +238,8 @@ class TemplateSet:
 
     def match(self, utterance: Floats, allowed: Callable[[str], bool],
               wake: bool = False) -> TemplateMatch | None:
-        """The phrase these embeddings are, within its bounds and allowed now, else None."""
+        """The phrase these embeddings are nearest, within its bound and allowed now, else
+        None; not `decided` when another phrase is nearly as near."""
         if len(utterance) == 0:
             return None
         nearest: dict[str, float] = {}
@@ -246,9 +254,10 @@ class TemplateSet:
         phrase, best = ranked[0], nearest[ranked[0]]
         rival = nearest[ranked[1]] if len(ranked) > 1 else math.inf
         bound = SPREAD_FACTOR * max(self.spreads[phrase], MIN_SPREAD)
-        if best > bound or best > RIVAL_RATIO * rival or not allowed(phrase):
+        if best > bound or not allowed(phrase):
             return None
-        return TemplateMatch(phrase, wake, best, bound, rival, takes[phrase])
+        close = tuple(other for other in ranked[1:] if best > RIVAL_RATIO * nearest[other])
+        return TemplateMatch(phrase, wake, best, bound, rival, takes[phrase], close)
 
     def wake_fit(self, pcm: bytes) -> float | None:
         """How far the utterance's start is from the person's nearest wake take, in units of

@@ -78,7 +78,7 @@ def _heard(templates: TemplateSet, item: SpokenItem, kind: str,
     sentences, _ = heard_on(item.scene)
     pcm = item_audio(item)
     found = templates.hear(pcm, lambda phrase: phrase in sentences)
-    if found is None:
+    if found is None or not found.decided:  # undecided between phrases: `undecided.py`
         return Heard(kind, item.condition, item.phrase, None, 0.0, False)
     near = spelt_near(found.phrase, sentences, templates.phrases)
     choice = None

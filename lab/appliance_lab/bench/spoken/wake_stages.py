@@ -57,7 +57,7 @@ class Stages:
     condition: str
     voice: str
     said: str
-    takes_woke: bool  # the takes heard the wake phrase and a command, the spotter not vetoing
+    takes_woke: bool  # the takes heard the wake phrase and a command (decided), no spotter veto
     whisper_woke: bool  # Whisper's wake check (the spotter rule) took it
     whisper_wrote: str
     spot: float
@@ -94,7 +94,8 @@ def _stages(kind: str, condition: str, voice: str, line: str, pcm: bytes, scene:
     spot = heard.spot if heard.spot is not None else 0.0
     fit = templates.wake_fit(pcm)
     return Stages(kind, condition, voice, line,
-                  found is not None and found.wake and spot >= SPOTTER_VETO, heard.wake,
+                  found is not None and found.decided and found.wake and spot >= SPOTTER_VETO,
+                  heard.wake,
                   heard.greedy, round(spot, 2), round(fit if fit is not None else 0.0, 2),
                   round(wake_bound(pcm, templates), 2), round(signal_to_noise_db(pcm), 1))
 
