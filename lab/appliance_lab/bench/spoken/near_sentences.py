@@ -36,6 +36,7 @@ from appliance_lab.bench.spoken.personal import (
     pairs,
     sample_items,
 )
+from appliance_lab.bench.spoken.voices import Voice
 from appliance_lab.bench.stats import wilson
 
 THRESHOLDS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -73,6 +74,20 @@ def near_triples() -> list[tuple[str, str, str]]:
     return out
 
 
+def near_items(part: Part, voice: Voice, per: int, triples: list[tuple[str, str, str]],
+               seed: str) -> list[SpokenItem]:
+    """`per` sentences a condition spelt near an enrolled one (`near_triples`), said by `voice`
+    as its test items are, drawn with `seed`."""
+    out = []
+    for condition in CONDITIONS:
+        rng = random.Random(seed_of(seed, voice.label, condition))
+        style: Style = "slow" if condition == "slow" else "normal"
+        for scene, _phrase, near in rng.sample(triples, per):
+            out.append(SpokenItem(part, voice, scene, near, condition,
+                                  rng.randrange(len(TEST[style]))))
+    return out
+
+
 def _heard(templates: TemplateSet, item: SpokenItem, kind: str,
            recognizer: ClosedWhisperRecognizer | None) -> Heard:
     sentences, _ = heard_on(item.scene)
@@ -101,13 +116,8 @@ def hear_all(part: Part, per: int, near_per: int, workdir: Path,
         for item in sample_items(part, per, CONDITIONS, voices=0):
             if item.voice == voice:
                 out.append(_heard(profiles[item.style], item, "own", recognizer))
-        for condition in CONDITIONS:
-            rng = random.Random(seed_of("near-sentences", voice.label, condition))
-            style: Style = "slow" if condition == "slow" else "normal"
-            for scene, _phrase, near in rng.sample(triples, near_per):
-                item = SpokenItem(part, voice, scene, near, condition,
-                                  rng.randrange(len(TEST[style])))
-                out.append(_heard(profiles[style], item, "near", recognizer))
+        for item in near_items(part, voice, near_per, triples, "near-sentences"):
+            out.append(_heard(profiles[item.style], item, "near", recognizer))
         print(f"near-sentences: {voice.label} done", file=sys.stderr, flush=True)
     return out
 

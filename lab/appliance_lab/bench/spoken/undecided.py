@@ -18,12 +18,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from appliance.voice.commands import engines
-from appliance.voice.hearing.closed_whisper import WAKE_CHECKS, ClosedWhisperRecognizer
-from appliance.voice.hearing.personal import PersonalHearing, PersonalOptions
-from appliance.voice.hearing.profile import VoiceProfile
+from appliance.voice.hearing.personal import PersonalHearing
 from appliance.voice.hearing.stt_whisper import TRAILING_BYTES, as_captured
-from appliance.voice.hearing.wake_spotter import WakeSpotter
 from appliance_lab.bench.spoken.corpus import (
     Part,
     as_sentence,
@@ -32,15 +28,13 @@ from appliance_lab.bench.spoken.corpus import (
     noise_for,
     seed_of,
 )
-from appliance_lab.bench.spoken.near_sentences import near_triples
+from appliance_lab.bench.spoken.hearing import personal_hearing, spotter_whisper
+from appliance_lab.bench.spoken.near_sentences import near_items, near_triples
 from appliance_lab.bench.spoken.outcome import heard_on
 from appliance_lab.bench.spoken.personal import (
     COMMON,
     CONDITIONS,
     NAMES,
-    TEST,
-    SpokenItem,
-    Style,
     item_audio,
     make_profile,
     said,
@@ -92,38 +86,25 @@ def _passed(kind: str, condition: str, voice: str, phrase: str, pcm: bytes, scen
                   None if undecided else now, whisper)
 
 
-def _hearing(profile: Path, whisper: ClosedWhisperRecognizer) -> PersonalHearing:
-    return PersonalHearing(VoiceProfile(profile), whisper, lambda *a: None, lambda _s: None,
-                           PersonalOptions(learning=False))
-
-
 def measure(part: Part, workdir: Path, per: int, near_per: int,
             commands_per_miss: int) -> list[Passed]:
     """`per` test items a condition for each voice, `near_per` near sentences a condition, and
     each near miss followed by `commands_per_miss` enrolled commands."""
-    loaded = engines("whisper")
-    if loaded.whisper is None or WakeSpotter.load("hey juniper") is None:
-        raise SystemExit("undecided: Whisper and the wake spotter are needed")
-    whisper = ClosedWhisperRecognizer(loaded.whisper, wake_check=WAKE_CHECKS["spotter"])
+    whisper = spotter_whisper("undecided")
     triples = near_triples()
     misses = [line for kind, line in lines(part) if kind == "near"]
     commands = (*COMMON, *NAMES[NEAR_MISS_SCENE])
     out: list[Passed] = []
     for voice in load_part(part).voices:
-        hearing = {style: _hearing(make_profile(workdir, part, voice, style, True, True),
+        hearing = {style: personal_hearing(make_profile(workdir, part, voice, style, True, True),
                                    whisper) for style in ("normal", "slow")}
         for item in sample_items(part, per, CONDITIONS, voices=0):
             if item.voice == voice:
                 out.append(_passed("own", item.condition, voice.label, item.phrase,
                                    item_audio(item), item.scene, hearing[item.style]))
-        for condition in CONDITIONS:
-            rng = random.Random(seed_of("undecided-near", voice.label, condition))
-            style: Style = "slow" if condition == "slow" else "normal"
-            for scene, _phrase, near in rng.sample(triples, near_per):
-                item = SpokenItem(part, voice, scene, near, condition,
-                                  rng.randrange(len(TEST[style])))
-                out.append(_passed("near", condition, voice.label, near, item_audio(item),
-                                   scene, hearing[style]))
+        for item in near_items(part, voice, near_per, triples, "undecided-near"):
+            out.append(_passed("near", item.condition, voice.label, item.phrase,
+                               item_audio(item), item.scene, hearing[item.style]))
         rng = random.Random(seed_of("undecided-misses", voice.label))
         for miss in misses:
             for command in rng.sample(commands, commands_per_miss):

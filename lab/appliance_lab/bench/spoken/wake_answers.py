@@ -18,12 +18,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from appliance.voice.commands import engines
-from appliance.voice.hearing.closed_whisper import WAKE_CHECKS, ClosedWhisperRecognizer
-from appliance.voice.hearing.personal import PersonalHearing, PersonalOptions
-from appliance.voice.hearing.profile import VoiceProfile
+from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
+from appliance.voice.hearing.personal import PersonalHearing
 from appliance.voice.hearing.stt_whisper import TRAILING_BYTES, Transcript, as_captured
-from appliance.voice.hearing.wake_spotter import WakeSpotter
 from appliance_lab.bench.spoken.corpus import (
     Part,
     as_sentence,
@@ -32,6 +29,7 @@ from appliance_lab.bench.spoken.corpus import (
     noise_for,
     seed_of,
 )
+from appliance_lab.bench.spoken.hearing import personal_hearing, spotter_whisper
 from appliance_lab.bench.spoken.outcome import heard_on
 from appliance_lab.bench.spoken.personal import (
     CONDITIONS,
@@ -86,20 +84,12 @@ def _answered(kind: str, condition: str, voice: str, line: str, answer: str, pcm
                     _woke_with(before, answer, whisper))
 
 
-def _hearing(profile: Path, whisper: ClosedWhisperRecognizer) -> PersonalHearing:
-    return PersonalHearing(VoiceProfile(profile), whisper, lambda *a: None, lambda _s: None,
-                           PersonalOptions(learning=False))
-
-
 def measure(part: Part, workdir: Path, near_style: Style = "normal",
             own: bool = True) -> list[Answered]:
     """Every voice's "hey juniper, yes/no" in every condition (one take each), and every near
     miss followed by each answer, in a room drawn as the false-accept run draws them, heard
     with the profile of `near_style` (a slow speaker's, to whom others talk as usual)."""
-    loaded = engines("whisper")
-    if loaded.whisper is None or WakeSpotter.load("hey juniper") is None:
-        raise SystemExit("wake_answers: Whisper and the wake spotter are needed")
-    whisper = ClosedWhisperRecognizer(loaded.whisper, wake_check=WAKE_CHECKS["spotter"])
+    whisper = spotter_whisper("wake_answers")
     out: list[Answered] = []
     rng = random.Random(f"wake-answers|{part}")
     for voice in load_part(part).voices:
@@ -108,11 +98,12 @@ def measure(part: Part, workdir: Path, near_style: Style = "normal",
                 item = SpokenItem(part, voice, SCENE, answer, condition,
                                   seed_of("wake-answers", voice.label, condition, answer)
                                   % len(TEST["slow" if condition == "slow" else "normal"]))
-                hearing = _hearing(make_profile(workdir, part, voice, item.style, True, True),
-                                   whisper)
+                profile = make_profile(workdir, part, voice, item.style, True, True)
+                hearing = personal_hearing(profile, whisper)
                 out.append(_answered("own", condition, voice.label, item.text, answer,
                                      item_audio(item), hearing))
-        hearing = _hearing(make_profile(workdir, part, voice, near_style, True, True), whisper)
+        profile = make_profile(workdir, part, voice, near_style, True, True)
+        hearing = personal_hearing(profile, whisper)
         for near in (line for kind, line in lines(part) if kind == "near"):
             for answer in ANSWER_WORDS:
                 line, room = f"{near}, {answer}", rng.choice(FA_CONDITIONS)

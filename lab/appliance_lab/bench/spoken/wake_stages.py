@@ -18,19 +18,17 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from appliance.voice.commands import engines
 from appliance.voice.hearing.closed_whisper import (
     SPOTTER_SURE,
     SPOTTER_VETO,
-    WAKE_CHECKS,
     ClosedWhisperRecognizer,
 )
 from appliance.voice.hearing.personal import NOISY_ROOM_DB, wake_bound
 from appliance.voice.hearing.profile import VoiceProfile
 from appliance.voice.hearing.take_audio import signal_to_noise_db
 from appliance.voice.hearing.templates import TemplateSet
-from appliance.voice.hearing.wake_spotter import WakeSpotter
 from appliance_lab.bench.spoken.corpus import Part, as_sentence, heard_in, load_part, noise_for
+from appliance_lab.bench.spoken.hearing import spotter_whisper
 from appliance_lab.bench.spoken.outcome import heard_on
 from appliance_lab.bench.spoken.personal import (
     ConditionName,
@@ -103,10 +101,7 @@ def _stages(kind: str, condition: str, voice: str, line: str, pcm: bytes, scene:
 def measure(part: Part, per: int, near_per: int, workdir: Path) -> list[Stages]:
     """`per` test items a condition for each voice, and `near_per` near misses each voice says
     (in the false-accept run's rooms), each heard with the voice's whole enrolment."""
-    loaded = engines("whisper")
-    if loaded.whisper is None or WakeSpotter.load("hey juniper") is None:
-        raise SystemExit("wake_stages: Whisper and the wake spotter are needed")
-    whisper = ClosedWhisperRecognizer(loaded.whisper, wake_check=WAKE_CHECKS["spotter"])
+    whisper = spotter_whisper("wake_stages")
     out: list[Stages] = []
     for item in sample_items(part, per, CONDITIONS):
         profile = make_profile(workdir, part, item.voice, item.style, True, True)
