@@ -140,7 +140,7 @@ def report(found: list[Passed]) -> dict[str, Any]:
         rows = [p for p in found if p.kind == kind]
         out[kind] = {"all": _counts(rows), **{
             condition: _counts([p for p in rows if p.condition == condition])
-            for condition in CONDITIONS}}
+            for condition in dict.fromkeys(p.condition for p in rows)}}
     out["changed"] = [asdict(p) for p in found if p.now != p.before]
     out["rows"] = [asdict(p) for p in found]
     return out
