@@ -224,8 +224,9 @@ class PersonalHearing:
                                     Doubt.LESS_SURE, False)
         # Whisper, choosing among the takes' phrases, also weighed those spelt near them.
         near = [] if undecided else spelt_near(found.phrase, sentences, templates.phrases)
-        doubted = bool(near) and not self._chosen(
-            pcm, found, choice_rivals(found.phrase, sentences, templates.phrases, near))
+        doubted = bool(near) and self._chosen(
+            pcm, [found.phrase], choice_rivals(found.phrase, sentences, templates.phrases, near),
+            found.wake) is None
         if doubted:  # the words themselves stay out of the log, as the gate's do
             log.info("heard by the person's takes, but a sentence not enrolled is spelt too "
                      "near: Whisper decides")
@@ -243,26 +244,23 @@ class PersonalHearing:
             found.close, *(choice_rivals(c, sentences, enrolled,
                                          spelt_near(c, sentences, enrolled))
                            for c in candidates))) if p not in candidates]
-        try:
-            phrase, choice = self.recognizer.choose_among(pcm, candidates, rivals, found.wake)
-        except Exception as e:  # then Whisper hears it whole, as before
-            log.warning("Whisper could not choose between the person's phrases: %s", e)
-            return None
-        if choice.margin < CHOICE_MARGIN:
+        phrase = self._chosen(pcm, candidates, rivals, found.wake)
+        if phrase is None:
             return None
         # The nearest take is another phrase's when Whisper chose a farther one: none is named.
         return replace(found, phrase=phrase, close=(),
                        take=found.take if phrase == found.phrase else 0)
 
-    def _chosen(self, pcm: bytes, found: TemplateMatch, rivals: list[str]) -> bool:
-        """Whether Whisper, made to choose, finds what the takes heard clearly likelier than
-        each of its rivals ("show numbers", not "hide numbers")."""
+    def _chosen(self, pcm: bytes, candidates: list[str], rivals: list[str],
+                wake: bool) -> str | None:
+        """The candidate Whisper, made to choose, finds clearly likelier than every other
+        candidate and rival ("show numbers", not "hide numbers"); None when none is."""
         try:
-            choice = self.recognizer.choose(pcm, found.phrase, rivals, found.wake)
+            phrase, choice = self.recognizer.choose_among(pcm, candidates, rivals, wake)
         except Exception as e:  # then Whisper hears it whole, as before
             log.warning("Whisper could not choose between near sentences: %s", e)
-            return False
-        return choice.margin >= CHOICE_MARGIN
+            return None
+        return phrase if choice.margin >= CHOICE_MARGIN else None
 
     def wake_alone(self, pcm: bytes) -> bool:
         """Whether the utterance so far is the person's wake phrase alone: a pause after it is
