@@ -135,6 +135,45 @@ def test_a_sure_match_of_the_takes_ends_the_command_at_its_first_pause(tmp_path:
     assert not answer["ended_early"] and answer["timings"]["vad_ms"] >= 300, answer
 
 
+def test_a_pause_where_what_was_said_is_how_another_phrase_begins_ends_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cut anywhere inside "scroll down", "read it" or "click send", the takes often hear
+    another of the person's phrases ("stop" for "scroll", "cancel" for "hey ju-"); however sure
+    that match, a pause there does not end the utterance, for what was said so far is nearer to
+    how the phrase said begins. Said whole, each still ends at its pause."""
+    from appliance.voice.hearing import personal
+    from appliance.voice.hearing.closed_set import closed_set
+    from appliance.voice.hearing.stt_whisper import TRAILING_BYTES
+
+    # Every match counts as sure, so that only how another phrase begins decides.
+    monkeypatch.setattr(personal, "END_ON_MATCH", 0.0)
+    monkeypatch.setattr(personal, "END_RIVAL_RATIO", math.inf)
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    commands = ("stop", "cancel", "scroll down", "scroll up", "read it", "click send")
+    for phrase, kind in (("hey juniper", TakeKind.WAKE),
+                         *((c, TakeKind.COMMAND) for c in commands)):
+        for rate in ENROL_RATES:
+            profile.add(phrase, kind, espeak(phrase, rate))
+    templates = profile.template_set()
+    sentences = closed_set(("Send",), ("Send",), ("Send",))
+    step = int(0.04 * PIPELINE_RATE) * 2
+    for command in ("scroll down", "read it", "click send"):
+        said = espeak(f"hey juniper, {command}", SAID_RATE)
+        others = [found for at in range(step, len(said), step)
+                  if (found := templates.hear(said[:at] + bytes(TRAILING_BYTES),
+                                              lambda p: p in sentences)) is not None
+                  and found.phrase != command]
+        assert len(others) >= 10, (command, others)
+        assert not any(personal.ends_at_match(found, sentences) for found in others), command
+        with monkeypatch.context() as without:  # the rule is what holds them
+            without.setattr(personal, "END_START_RATIO", math.inf)
+            assert sum(personal.ends_at_match(found, sentences) for found in others) >= 5
+        whole = templates.hear(said + bytes(TRAILING_BYTES), lambda p: p in sentences)
+        assert whole is not None and whole.phrase == command, (command, whole)
+        if command != "scroll down":  # "scroll down a page" goes on from it
+            assert personal.ends_at_match(whole, sentences), (command, whole)
+
+
 def test_the_wake_phrase_alone_is_no_command_however_near_one_it_is(tmp_path: Path) -> None:
     """A person whose "undo that" sounds like their wake phrase (here: the same takes): "hey
     juniper" alone is their wake phrase, not a bare "undo that", which a listening window would

@@ -11,6 +11,7 @@ from appliance.voice.hearing.templates import (
     Template,
     TemplateSet,
     distance,
+    fit,
     spread,
     warp,
 )
@@ -72,6 +73,22 @@ def test_between_two_phrases_it_decides_neither() -> None:
     assert {between.phrase, *between.close} == {"click send", "click save"}
     assert between.distance > RIVAL_RATIO * between.rival
     assert templates.match(unit(send - save), lambda _: True) is None, "beyond both bounds"
+
+
+def test_what_was_said_so_far_is_measured_against_how_each_other_phrase_begins() -> None:
+    scroll, down = phrase(6), phrase(6)
+    whole, begun = fit(np.concatenate([scroll, down]), scroll)
+    assert begun < 1e-6 < whole, "all of it is the template's first half"
+    assert fit(scroll, scroll) == (distance(scroll, scroll), distance(scroll, scroll))
+    stop = unit(scroll + 0.05 * RNG.normal(size=scroll.shape))  # "scroll" sounds like it
+    takes = [Template("stop", stretched(stop, f)) for f in (0.9, 1.1)] + [
+        Template("scroll down", stretched(np.concatenate([scroll, down]), f)) for f in (0.9, 1.1)]
+    templates = TemplateSet.of(takes)
+    said = templates.match(stretched(stop, 1.0), lambda _: True)
+    assert said is not None and said.phrase == "stop" and said.distance < said.start
+    partial = templates.match(stretched(scroll, 1.0), lambda _: True)
+    assert partial is not None and partial.phrase == "stop", "nearest of the whole phrases"
+    assert partial.start < partial.distance, "but nearer still to how 'scroll down' begins"
 
 
 def test_one_take_is_not_enough_and_noisy_copies_set_no_bound() -> None:

@@ -67,6 +67,9 @@ END_ON_MATCH = 0.5
 a pause, when nothing the screen allows goes on from it: else the person's usual wait."""
 END_RIVAL_RATIO = 0.6
 """And how much nearer than to the next phrase: a first word alone can be near two phrases."""
+END_START_RATIO = 0.8
+"""And than to the start of another phrase: at a pause, "scroll" is near "stop" and is how
+"scroll down" begins."""
 NOISY_ROOM_DB = 22.0
 """Speech less than this far above the room's own sound is heard in a noisy room."""
 ENROLLING_STOP_S = 1.2
@@ -128,10 +131,11 @@ def choice_rivals(phrase: str, sentences: SentenceSet, enrolled: Collection[str]
 
 
 def ends_at_match(found: TemplateMatch, sentences: SentenceSet) -> bool:
-    """Whether the takes' match may end the utterance at the pause it was heard in: sure, and
-    no sentence of the screen goes on from it. An answer never does: in slow speech "hey" alone
-    passes for "yes"."""
+    """Whether the takes' match may end the utterance at the pause it was heard in: sure, not
+    how another phrase begins, and no sentence of the screen goes on from it. An answer never
+    does: in slow speech "hey" alone passes for "yes"."""
     return (found.sureness >= END_ON_MATCH and found.distance <= END_RIVAL_RATIO * found.rival
+            and found.distance <= END_START_RATIO * found.start
             and sentences.intent_of(found.phrase) not in ANSWERS
             and sentences.said_in_full(found.phrase) and not sentences.runs_on(found.phrase))
 

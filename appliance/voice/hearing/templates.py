@@ -117,23 +117,38 @@ def embedding_end(index: int) -> int:
 def warp(template: Floats, utterance: Floats) -> Floats:
     """Cost of aligning all of `template` with each prefix of `utterance` (entry j: its first
     j + 1 frames), every cell of the path counted (symmetric DTW), per step of the path."""
+    return _warp(template, utterance)[0]
+
+
+def _warp(template: Floats, utterance: Floats) -> tuple[Floats, Floats]:
+    """`warp`, and the cost of aligning all of `utterance` with each prefix of `template`."""
     cost = 1.0 - np.asarray(template @ utterance.T, dtype=np.float64)
     rows, cols = cost.shape
     acc = np.cumsum(cost[0])
+    ends = [acc[-1]]
     for i in range(1, rows):
         row = cost[i]
         # Down or diagonal into each cell, then any run along the utterance within the row.
         into = np.minimum(acc, np.concatenate(([np.inf], acc[:-1]))) + row
         run = np.cumsum(row)
         acc = run + np.minimum.accumulate(into - run)
-    return np.asarray(acc / (rows + np.arange(1, cols + 1)), dtype=np.float32)
+        ends.append(acc[-1])
+    return (np.asarray(acc / (rows + np.arange(1, cols + 1)), dtype=np.float32),
+            np.asarray(np.asarray(ends) / (cols + np.arange(1, rows + 1)), dtype=np.float32))
 
 
 def distance(template: Floats, utterance: Floats) -> float:
     """Both wholly aligned: the warped cost per step of the path."""
+    return fit(template, utterance)[0]
+
+
+def fit(template: Floats, utterance: Floats) -> tuple[float, float]:
+    """`distance`, and how near the utterance comes to the template's start: all of it aligned
+    with the template's nearest prefix ("scroll" said is near the start of "scroll down")."""
     if len(template) == 0 or len(utterance) == 0:
-        return math.inf
-    return float(warp(template, utterance)[-1])
+        return math.inf, math.inf
+    whole, begun = _warp(template, utterance)
+    return float(whole[-1]), float(np.min(begun))
 
 
 @dataclass(frozen=True)
@@ -158,6 +173,7 @@ class TemplateMatch:
     rival: float  # the nearest other phrase's distance (inf: none)
     take: int = 0  # the nearest take's id in the profile
     close: tuple[str, ...] = ()  # other phrases not clearly farther (RIVAL_RATIO), nearest first
+    start: float = math.inf  # how near it comes to the start of another phrase's take (`fit`)
 
     @property
     def decided(self) -> bool:
@@ -243,9 +259,11 @@ class TemplateSet:
         if len(utterance) == 0:
             return None
         nearest: dict[str, float] = {}
+        starts: dict[str, float] = {}
         takes: dict[str, int] = {}
         for template in self.commands:
-            found = distance(template.embeddings, utterance)
+            found, begun = fit(template.embeddings, utterance)
+            starts[template.phrase] = min(begun, starts.get(template.phrase, math.inf))
             if found < nearest.get(template.phrase, math.inf):
                 nearest[template.phrase], takes[template.phrase] = found, template.take
         ranked = sorted(nearest, key=nearest.__getitem__)
@@ -257,7 +275,8 @@ class TemplateSet:
         if best > bound or not allowed(phrase):
             return None
         close = tuple(other for other in ranked[1:] if best > RIVAL_RATIO * nearest[other])
-        return TemplateMatch(phrase, wake, best, bound, rival, takes[phrase], close)
+        start = min((starts[other] for other in ranked[1:]), default=math.inf)
+        return TemplateMatch(phrase, wake, best, bound, rival, takes[phrase], close, start)
 
     def wake_fit(self, pcm: bytes) -> float | None:
         """How far the utterance's start is from the person's nearest wake take, in units of
