@@ -22,6 +22,7 @@ import webrtcvad  # type: ignore[import-untyped]
 
 from appliance.voice.hearing.profile import VoiceProfile
 from appliance.voice.hearing.stt_whisper import RATE, TRAILING_BYTES
+from appliance.voice.hearing.templates import RIVAL_RATIO
 from appliance.voice.hearing.vad import FRAME_MS, VadSettings
 from appliance_lab import REPO
 from appliance_lab.bench.spoken.corpus import Part, load_part
@@ -32,8 +33,12 @@ THRESHOLDS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 """The least sureness tried (1 at a take, 0 at the phrase's bound)."""
 RIVAL_RATIOS = (0.4, 0.5, 0.6, 0.7)
 """The most a match's distance may be of the nearest other phrase's, tried."""
-START_RATIOS = (None, 0.6, 0.7, 0.8, 1.0)
-"""The most it may be of how near it comes to the start of another phrase's take (None: any)."""
+START_RATIOS = (0.6, 0.7, 0.8, 1.0)
+"""The most it may be of how near it comes to the start of another phrase's take, tried at
+START_TRIED (elsewhere: any)."""
+START_TRIED = tuple(product((0.3, 0.4, 0.5), (0.6, RIVAL_RATIO)))
+"""The least sureness and most rival ratio each start ratio is tried at (RIVAL_RATIO: any match
+the takes decide)."""
 ANSWERS = ("yes", "no")
 """The enrolled answers: never ended early (the product's rule)."""
 FRAME_BYTES = RATE * FRAME_MS // 1000 * 2
@@ -122,12 +127,16 @@ def _ends(cut: Cut, least: float, most: float, start: float | None) -> bool:
 
 
 def report(found: list[Cut]) -> dict[str, Any]:
-    """For each least sureness, most rival ratio and most ratio to the nearest start of another
-    phrase's take: the utterances it ends at their last pause (right, wrong), and the cuts with
-    speech still to come that it would end (fragments; those heard as another phrase named),
-    by condition. Answers ("yes", "no") never end early: a fragment can pass for one."""
+    """For each least sureness and most rival ratio, and at START_TRIED's with each most ratio
+    to the nearest start of another phrase's take: the utterances it ends at their last pause
+    (right, wrong), and the cuts with speech still to come that it would end (fragments; those
+    heard as another phrase named), by condition. Answers ("yes", "no") never end early: a
+    fragment can pass for one."""
     rows = []
-    for least, most, start in product(THRESHOLDS, RIVAL_RATIOS, START_RATIOS):
+    tried = [*((least, most, None) for least, most in product(THRESHOLDS, RIVAL_RATIOS)),
+             *((least, most, start) for (least, most), start in product(START_TRIED,
+                                                                        START_RATIOS))]
+    for least, most, start in tried:
         for condition in (*CONDITIONS, "all"):
             mine = [c for c in found if condition in ("all", c.condition)]
             last = [c for c in mine if c.last]
