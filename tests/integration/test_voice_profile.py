@@ -170,7 +170,7 @@ def test_a_pause_where_what_was_said_is_how_another_phrase_begins_ends_nothing(
             assert sum(personal.ends_at_match(found, sentences) for found in others) >= 5
         whole = templates.hear(said + bytes(TRAILING_BYTES), lambda p: p in sentences)
         assert whole is not None and whole.phrase == command, (command, whole)
-        if command != "scroll down":  # "scroll down a page" goes on from it
+        if command != "scroll down":  # sentences of the screen go on from it
             assert personal.ends_at_match(whole, sentences), (command, whole)
 
 
