@@ -63,12 +63,17 @@ class Cut:
     start_ratio: float  # over the nearest start of another phrase's take (`TemplateMatch.start`)
 
 
+def voiced_frames(pcm: bytes, settings: VadSettings) -> list[bool]:
+    """Whether the VAD hears speech in each of the clip's frames."""
+    vad = webrtcvad.Vad(settings.aggressiveness)
+    return [vad.is_speech(pcm[i:i + FRAME_BYTES], RATE)
+            for i in range(0, len(pcm) - FRAME_BYTES + 1, FRAME_BYTES)]
+
+
 def pauses(pcm: bytes, settings: VadSettings) -> list[tuple[int, int]]:
     """Each point (bytes) where `speculate_secs` of silence follows speech, and how much voiced
     sound (ms) comes after it."""
-    vad = webrtcvad.Vad(settings.aggressiveness)
-    frames = [vad.is_speech(pcm[i:i + FRAME_BYTES], RATE)
-              for i in range(0, len(pcm) - FRAME_BYTES + 1, FRAME_BYTES)]
+    frames = voiced_frames(pcm, settings)
     wait = round(settings.speculate_secs * 1000 / FRAME_MS)
     start = round(settings.start_secs * 1000 / FRAME_MS)
     run, quiet, began, cuts = 0, 0, False, []
@@ -84,9 +89,7 @@ def pauses(pcm: bytes, settings: VadSettings) -> list[tuple[int, int]]:
 def everywhere(pcm: bytes, settings: VadSettings, step_ms: int) -> list[tuple[int, int]]:
     """Every `step_ms` within the speech, as `pauses` gives them: where a person who pauses
     anywhere (mid-phrase, mid-word) might, and how much voiced sound (ms) comes after."""
-    vad = webrtcvad.Vad(settings.aggressiveness)
-    frames = [vad.is_speech(pcm[i:i + FRAME_BYTES], RATE)
-              for i in range(0, len(pcm) - FRAME_BYTES + 1, FRAME_BYTES)]
+    frames = voiced_frames(pcm, settings)
     voiced = [n for n, v in enumerate(frames) if v]
     if not voiced:
         return []
