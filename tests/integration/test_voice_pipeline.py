@@ -314,6 +314,7 @@ class EchoRoom:
         self.lock = threading.Lock()
         self.played = 0
         self.spoken = bytearray()
+        self.rate = PIPELINE_RATE  # of what was spoken
 
     def open(self) -> None:
         pass
@@ -342,6 +343,7 @@ class EchoRoom:
             self.echo += pcm
             self.played += len(pcm)
             self.spoken += pcm
+            self.rate = rate
 
     def reply_done(self) -> None:
         pass
@@ -369,11 +371,15 @@ def test_a_question_is_spoken_whole_even_if_the_user_talks_over_it(loaded: Engin
     user = session_audio("Hey juniper, click send.", 6.0, voice="espeak").data
     room = EchoRoom(user, barge_in=say("Hey juniper, check urgent.", "espeak"))
     sink = ScriptedSink()
-    run_voice(room, sink, loaded, room)
+    stats = run_voice(room, sink, loaded, room)
     assert sink.texts == ["click send"]  # the barge-in fell while the appliance was speaking
-    assert loaded.whisper is not None
-    said = loaded.whisper.transcribe(bytes(room.spoken)).text.lower()
-    assert "send the message" in said and "yes or no" in said
+    assert stats.interruptions == 0
+    # Piper says each reply a little differently (so Whisper's reading of it varies from run
+    # to run); the whole question said steadily is the yardstick. Cut by the barge-in, it
+    # would stop within a second.
+    whole = loaded.speaker.synthesize(QUESTION, steady=True)
+    spoken_s = len(room.spoken) / 2 / room.rate
+    assert spoken_s >= 0.8 * len(whole.data) / 2 / whole.rate, spoken_s
 
 
 # -- microphone faults ----------------------------------------------------------------------

@@ -184,6 +184,7 @@ def test_every_page_fits_a_phone_and_a_laptop_and_reads_as_the_day(day: Server,
                 _fits_and_passes(page, shots, f"{name}-{size}")
             page.goto(day.url + "/")
             page.get_by_role("link", name="Undo this").click()
+            expect(page.locator("h1")).to_have_text("Undo this?")  # the new page, not mid-way
             _fits_and_passes(page, shots, f"undo-{size}")
             context.close()
         browser.close()
