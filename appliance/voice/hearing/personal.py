@@ -52,6 +52,9 @@ LEARN_VOICE = "learn_voice"
 """The grammar's intent that starts enrolment at the kiosk ("hey juniper, learn my voice")."""
 STOP_WORDS = ("stop", "cancel", "stop that")
 """Said instead of the phrase asked for, these end enrolment (to be resumed later)."""
+TAKES_SPOTTER_FLOOR = 2.0
+"""The wake spotter's least log-odds for the person's takes alone to act on a command after a
+wake phrase (one it knows the voice of); below it, Whisper hears the utterance."""
 WAKE_VERIFY_QUIET = 0.5
 """In a quiet room, how far (in spreads of the person's wake takes) a wake phrase Whisper heard
 may start from their nearest wake take; farther, it is a near miss ("hey june")."""
@@ -211,8 +214,8 @@ class PersonalHearing:
             log.warning("the voice profile could not be used: %s", e)
             return None
         spot = self._spot(pcm) if found is not None and found.wake else None
-        if found is None or (spot is not None and spot < SPOTTER_VETO):
-            return None
+        if found is None or (spot is not None and spot < TAKES_SPOTTER_FLOOR):
+            return None  # near misses fit the person's wake takes too ("hey jupiter")
         undecided = not found.decided
         if undecided:
             # Whisper's choice weighs the command, not the wake phrase before it, which near
