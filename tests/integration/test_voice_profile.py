@@ -15,7 +15,7 @@ import wave
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -25,6 +25,10 @@ from appliance.voice.hearing.profile import TakeKind, TakeSource, VoiceProfile
 from tests.cli_runner import Kiosk, run
 from tests.scenes import messages
 from tests.speech import silence
+
+if TYPE_CHECKING:
+    from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
+    from appliance.voice.hearing.personal import PersonalHearing
 
 VOICE = "en-us+Annie"  # a voice of the tuning part (never one held out)
 ENROL_RATES = (135, 160, 185)  # words a minute of the enrolled takes
@@ -72,6 +76,28 @@ def heard(kiosk: Kiosk, audio: Path) -> list[dict[str, object]]:
                and "engine" in e["data"]]
     return [{**t, "engine": engine} for t, engine in zip(turns, engines[-len(turns):],
                                                          strict=False)]
+
+
+def spotter_hearing(tmp_path: Path, commands: tuple[str, ...]
+                    ) -> tuple[VoiceProfile, ClosedWhisperRecognizer, PersonalHearing]:
+    """The wake phrase and `commands` enrolled in espeak-ng's takes, heard by the takes with
+    Whisper and the wake spotter behind them (which knows this voice)."""
+    from appliance.voice.commands import engines
+    from appliance.voice.hearing.closed_whisper import WAKE_CHECKS, ClosedWhisperRecognizer
+    from appliance.voice.hearing.personal import PersonalHearing, PersonalOptions
+
+    loaded = engines("whisper")
+    assert loaded.whisper is not None
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for phrase, kind in (("hey juniper", TakeKind.WAKE),
+                         *((c, TakeKind.COMMAND) for c in commands)):
+        for rate in ENROL_RATES:
+            profile.add(phrase, kind, espeak(phrase, rate))
+    recognizer = ClosedWhisperRecognizer(loaded.whisper, wake_check=WAKE_CHECKS["spotter"])
+    hearing = PersonalHearing(profile, recognizer, lambda *a: None, lambda _s: None,
+                              PersonalOptions())
+    assert recognizer.spotter is not None and hearing.spotter_knows_voice()
+    return profile, recognizer, hearing
 
 
 @pytest.fixture
@@ -705,29 +731,14 @@ def test_whisper_chooses_among_phrases_the_takes_cannot_tell_apart(
     something else ("hide numbers", spelt near "show numbers"; "click send", not enrolled), it
     prefers none clearly and the takes pass nothing on. Its choice weighs the command only, so
     a wake phrase the spotter is not sure of ("hey june, pepper, ...") passes nothing on."""
-    from appliance.voice.commands import engines
     from appliance.voice.hearing import templates
     from appliance.voice.hearing.closed_set import closed_set
-    from appliance.voice.hearing.closed_whisper import (
-        SPOTTER_SURE,
-        WAKE_CHECKS,
-        ClosedWhisperRecognizer,
-    )
-    from appliance.voice.hearing.personal import PersonalHearing, PersonalOptions
+    from appliance.voice.hearing.closed_whisper import SPOTTER_SURE
 
     monkeypatch.setattr(templates, "RIVAL_RATIO", 1e-3)
-    loaded = engines("whisper")
-    assert loaded.whisper is not None
-    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
-    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("scroll up", TakeKind.COMMAND),
-                         ("scroll down", TakeKind.COMMAND), ("show numbers", TakeKind.COMMAND)):
-        for rate in ENROL_RATES:
-            profile.add(phrase, kind, espeak(phrase, rate))
-    recognizer = ClosedWhisperRecognizer(loaded.whisper, wake_check=WAKE_CHECKS["spotter"])
+    profile, recognizer, hearing = spotter_hearing(
+        tmp_path, ("scroll up", "scroll down", "show numbers"))
     assert recognizer.spotter is not None
-    hearing = PersonalHearing(profile, recognizer, lambda *a: None, lambda _s: None,
-                              PersonalOptions())
-    assert hearing.spotter_knows_voice()
     sentences = closed_set(("Send",), ("Send",), ("Send",))
     for said, passed in (("hey juniper, scroll up", True), ("hey juniper, scroll down", True),
                          ("hey juniper, show numbers", True), ("hey juniper, hide numbers", False),
@@ -1044,33 +1055,14 @@ def test_a_near_miss_the_spotter_doubts_is_left_to_whisper_by_the_takes(
     stop" is split and matched as "stop"); where the wake spotter is not fairly sure of them,
     though it would not veto Whisper's wake phrase, the takes pass nothing on. The person's own
     commands still pass; at the old level (the spotter's veto) the near misses would too."""
-    from appliance.voice.commands import engines
     from appliance.voice.hearing import personal
     from appliance.voice.hearing.closed_set import closed_set
-    from appliance.voice.hearing.closed_whisper import (
-        SPOTTER_VETO,
-        WAKE_CHECKS,
-        ClosedWhisperRecognizer,
-    )
-    from appliance.voice.hearing.personal import (
-        TAKES_SPOTTER_FLOOR,
-        PersonalHearing,
-        PersonalOptions,
-    )
+    from appliance.voice.hearing.closed_whisper import SPOTTER_VETO
+    from appliance.voice.hearing.personal import TAKES_SPOTTER_FLOOR
 
-    loaded = engines("whisper")
-    assert loaded.whisper is not None
-    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
     commands = ("stop", "show numbers", "scroll down")
-    for phrase, kind in (("hey juniper", TakeKind.WAKE),
-                         *((c, TakeKind.COMMAND) for c in commands)):
-        for rate in ENROL_RATES:
-            profile.add(phrase, kind, espeak(phrase, rate))
-    recognizer = ClosedWhisperRecognizer(loaded.whisper, wake_check=WAKE_CHECKS["spotter"])
+    profile, recognizer, hearing = spotter_hearing(tmp_path, commands)
     assert recognizer.spotter is not None
-    hearing = PersonalHearing(profile, recognizer, lambda *a: None, lambda _s: None,
-                              PersonalOptions())
-    assert hearing.spotter_knows_voice()
     sentences = closed_set(("Send",), ("Send",), ("Send",))
     misses = {"hey junie, stop": espeak("hey junie, stop", 140, 40),
               "hey jenny, show numbers": espeak("hey jenny, show numbers", 170, 60),
