@@ -26,6 +26,12 @@ TOGGLE_ROLES = frozenset(
 NUMBER_ROLES = frozenset({"slider", "spin button", "scroll bar"})
 """A number between a minimum and a maximum."""
 
+SCROLL_PANE = "scroll pane"
+"""What "scroll" moves: the pane holding the element named, else the window's first."""
+
+SCROLL_BAR = "scroll bar"
+"""What a scroll pane (or, outside one, the window) is scrolled by."""
+
 CHOICE_ROLES = frozenset({"combo box"})
 """One of the items inside them."""
 

@@ -6,7 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
-from appliance.desktop.roles import SELECTABLE_ROLES, SPOKEN_NUMBER_ROLES, TOGGLE_ROLES
+from appliance.desktop.roles import (
+    SCROLL_BAR,
+    SCROLL_PANE,
+    SELECTABLE_ROLES,
+    SPOKEN_NUMBER_ROLES,
+    TOGGLE_ROLES,
+)
 
 if TYPE_CHECKING:
     from appliance.desktop.model import Snapshot
@@ -56,6 +62,9 @@ class ScreenNames(NamedTuple):
     """The names of what can be ticked ("tick urgent"); None: not known, so any name may be."""
     selectable: tuple[str, ...] | None = None
     """The names of what can be selected (list items, tabs); None: not known."""
+    panes: int | None = None
+    """How many scroll panes the screen has; None: not known, or a scroll bar stands outside
+    them (with one pane or none, "scroll down in contacts" scrolls what "scroll down" does)."""
 
 
 def screen_names_of(snapshot: Snapshot) -> ScreenNames:
@@ -68,7 +77,16 @@ def screen_names_of(snapshot: Snapshot) -> ScreenNames:
     alike = sorted({n.name for n in takes} - other)
     return ScreenNames(tuple(snapshot.names()), (*snapshot.applications, *snapshot.launchable),
                        tuple(numbered), tuple(alike), _named(snapshot, TOGGLE_ROLES),
-                       _named(snapshot, SELECTABLE_ROLES))
+                       _named(snapshot, SELECTABLE_ROLES), _panes(snapshot))
+
+
+def _panes(snapshot: Snapshot) -> int | None:
+    """The scroll panes, if every scroll bar is in one (a bar outside them is what scrolling
+    an element outside them moves, where "scroll down" alone would press a key)."""
+    panes = [n.id + "." for n in snapshot.nodes if n.role == SCROLL_PANE]
+    loose = any(n.role == SCROLL_BAR and not n.id.startswith(tuple(panes))
+                for n in snapshot.nodes)
+    return None if loose else len(panes)
 
 
 def _named(snapshot: Snapshot, roles: frozenset[str]) -> tuple[str, ...]:

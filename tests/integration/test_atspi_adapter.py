@@ -16,6 +16,7 @@ from appliance.desktop.atspi import open_desktop
 from appliance.desktop.atspi.adapter import AtspiDesktop
 from appliance.desktop.model import REDACTED, Action, ActionKind, DesktopError, ElementState
 from appliance.intents.grammar import GrammarPlanner
+from appliance.voice.sink import screen_names_of
 from appliance.wiring import new_session, open_journal
 from tests.apps.atspi_harness import (
     RunningApp,
@@ -218,6 +219,19 @@ def test_scroll(world: tuple[AtspiDesktop, RunningApp]) -> None:
     result = desktop.perform(Action(kind="scroll", target=pane, direction="down"))
     assert result.verified
     assert app.wait_state(lambda s: s["scroll"] > 0)["scroll"] > 0
+
+
+def test_with_one_scroll_pane_scrolling_by_any_name_scrolls_it(
+        world: tuple[AtspiDesktop, RunningApp]) -> None:
+    """The form has one pane, History: the closed set hears "scroll down in urgent" as "scroll
+    down", for both move its bar."""
+    desktop, app = world
+    assert screen_names_of(desktop.snapshot()).panes == 1
+    for target in (None, node_id(desktop, "check box", "Urgent")):
+        was = app.state()["scroll"]
+        result = desktop.perform(Action(kind="scroll", target=target, direction="down"))
+        assert result.verified, target
+        assert app.wait_state(lambda s, was=was: s["scroll"] > was)["scroll"] > was, target
 
 
 def test_press_key_chord(world: tuple[AtspiDesktop, RunningApp]) -> None:

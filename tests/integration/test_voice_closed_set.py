@@ -190,6 +190,22 @@ def test_a_sentence_that_runs_on_within_its_last_word_is_known() -> None:
     assert "select tab" in names and "select table" in names
     assert names.runs_on("select tab") and not names.runs_on("select table")
     assert not names.runs_on("click send") and not names.runs_on("open files")
+    assert not names.runs_on("scroll down")  # "scroll downwards" means the same
+
+
+def test_a_name_said_to_scroll_means_something_only_with_two_scroll_panes() -> None:
+    """Where "scroll down in contacts" scrolls what "scroll down" does (one pane or none),
+    the two mean one thing and "scroll down" is said in full; with two panes, or not knowing,
+    the person is waited for."""
+    targets, apps = ("Contacts", "Send"), ("Files",)
+    for panes in (0, 1):
+        one = closed_set(targets, apps, panes=panes)
+        assert one.means_alike("scroll down", "scroll down in contacts")
+        assert one.said_in_full("scroll down") and one.said_in_full("scroll up"), panes
+    for panes in (2, None):
+        two = closed_set(targets, apps, panes=panes)
+        assert not two.means_alike("scroll down", "scroll down in contacts")
+        assert not two.said_in_full("scroll down"), panes
 
 
 def test_a_sentence_said_in_full_means_what_every_sentence_going_on_from_it_means() -> None:
@@ -197,9 +213,10 @@ def test_a_sentence_said_in_full_means_what_every_sentence_going_on_from_it_mean
     in full does another thing without asking; a sentence that may go on to mean more is not
     said in full."""
     messages = sentences("messages")
-    for said in ("tick urgent", "click send", "undo that", "yes", "no", "open messages"):
+    for said in ("tick urgent", "click send", "undo that", "yes", "no", "open messages",
+                 "scroll down"):  # the screen has no scroll pane for a name to pick
         assert messages.said_in_full(said), said
-    for said in ("scroll down", "send", "turn it"):
+    for said in ("send", "turn it"):
         assert not messages.said_in_full(said), said
     assert not messages.said_in_full("send grandma a hug")  # not in the set at all
     # The element named Message, and in an unlisted wording the content: "read message box"

@@ -161,6 +161,39 @@ def test_a_sure_match_of_the_takes_ends_the_command_at_its_first_pause(tmp_path:
     assert not answer["ended_early"] and answer["timings"]["vad_ms"] >= 300, answer
 
 
+@pytest.mark.parametrize("panes", [0, 2])
+def test_scroll_down_ends_at_its_pause_where_a_name_cannot_change_what_it_scrolls(
+        tmp_path: Path, loaded: Any, panes: int) -> None:
+    """On a screen with no scroll pane, "scroll down in contacts" would scroll what "scroll
+    down" does, so the person's "scroll down" ends at its pause; with two panes a name may
+    follow and pick one, so the person is waited for."""
+    from appliance.voice.audio.sources import WavSource
+    from appliance.voice.commands import VoiceOptions, run_voice
+    from appliance.voice.sink import ScreenNames
+    from tests.integration.test_voice_pipeline import ScriptedSink
+
+    class Screen(ScriptedSink):
+        def screen_names(self) -> ScreenNames:
+            return ScreenNames(tuple(self.vocabulary()), (), panes=panes)
+
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("scroll down", TakeKind.COMMAND),
+                         ("scroll up", TakeKind.COMMAND), ("stop", TakeKind.COMMAND)):
+        for rate in ENROL_RATES:
+            profile.add(phrase, kind, espeak(phrase, rate))
+    audio = Pcm(silence(1) + espeak("hey juniper, scroll down", SAID_RATE) + silence(1.5),
+                PIPELINE_RATE)
+    sink = Screen()
+    stats = run_voice(WavSource(pcm=audio), sink, loaded, None, VoiceOptions(profile=profile.path))
+    assert sink.texts == ["scroll down"]
+    (command,) = stats.heard  # type: ignore[attr-defined]
+    assert command["engine"] == "closed:templates", command
+    if panes == 0:
+        assert command["ended_early"] and command["timings"]["vad_ms"] < 150, command
+    else:
+        assert not command["ended_early"] and command["timings"]["vad_ms"] >= 300, command
+
+
 def test_a_pause_where_what_was_said_is_how_another_phrase_begins_ends_nothing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Cut anywhere inside "scroll down", "read it" or "click send", the takes often hear

@@ -10,6 +10,7 @@ from appliance.desktop.atspi.gi_modules import GLib
 from appliance.desktop.atspi.readback import ReadBack, Target, action_result, observed
 from appliance.desktop.atspi.tree import VALUE
 from appliance.desktop.model import ActionResult, DesktopError
+from appliance.desktop.roles import SCROLL_BAR, SCROLL_PANE
 
 
 def set_current_value(bus: A11yBus, ref: Ref, number: float) -> None:
@@ -43,17 +44,17 @@ def scroll_bar(rb: ReadBack, node_id: str | None, direction: str) -> Target | No
     if node_id is not None:
         pane_ids = [node_id]
         node = snap.node(node_id)
-        while node is not None and node.parent_id is not None and node.role != "scroll pane":
+        while node is not None and node.parent_id is not None and node.role != SCROLL_PANE:
             node = snap.node(node.parent_id)
             if node is not None:
                 pane_ids.insert(0, node.id)
         scope = pane_ids[0]
     else:
-        pane = next((n for n in snap.in_active_window() if n.role == "scroll pane"), None)
+        pane = next((n for n in snap.in_active_window() if n.role == SCROLL_PANE), None)
         if pane is None:
             return None
         scope = pane.id
-    bars = [n for n in snap.nodes if n.role == "scroll bar" and n.id.startswith(scope + ".")
+    bars = [n for n in snap.nodes if n.role == SCROLL_BAR and n.id.startswith(scope + ".")
             and ("vertical" in n.states) == vertical and n.maximum]
     return rb.target(bars[0].id) if bars else None
 

@@ -85,8 +85,8 @@ PRESSED_INTENT = "activate"
 """What "click" means: the grammar's intent that presses a named element."""
 EXTRA = ("yes", "no")
 """Answers to a question, said in its listening window."""
-FOLLOWERS_CHECKED = 64
-"""At most this many sentences may go on from one said in full; more, and it is not."""
+SCROLLED_INTENT = "scroll"
+"""The grammar's intent whose {target} only picks the pane it scrolls."""
 
 Slots = tuple[tuple[str, str], ...]
 Meaning = tuple[str, Slots]
@@ -449,19 +449,22 @@ class SentenceSet:
         order = self._order
         start = bisect.bisect_left(order, (said + " ", -1))
         followers = itertools.takewhile(lambda o: o[0].startswith(said + " "), order[start:])
-        for n, (_text, i) in enumerate(followers):
-            if n >= FOLLOWERS_CHECKED or self.meanings[i] != meaning:
-                return False
-        return True
+        return all(self.meanings[i] == meaning for _text, i in followers)
 
     def runs_on(self, text: str) -> bool:
-        """Whether a sentence of the set begins with these letters and goes on within the last
-        word ("seven" in "seventeen"): a pause there may be inside that word."""
+        """Whether a sentence of the set begins with these letters, goes on within the last
+        word and means something else ("seven" in "seventeen", not "down" in "scroll
+        downwards"): a pause there may be inside that word."""
         said = " ".join(words(text))
+        meaning = self._meaning.get(said)
         order = self._order
         # After the sentence itself and those going on with a space come those going on in-word.
         start = bisect.bisect_left(order, (said + chr(ord(" ") + 1), -1))
-        return start < len(order) and order[start][0].startswith(said)
+        in_word = itertools.takewhile(lambda o: o[0].startswith(said), order[start:])
+        # What matters is the word finished: "scroll downwards in contacts" is a follower of
+        # "scroll downwards", which `said_in_full` weighs as it weighs "scroll down"'s.
+        finished = {said + text[len(said):].split(" ")[0] for text, _i in in_word}
+        return meaning is None or any(self._meaning.get(word) != meaning for word in finished)
 
     def intent_of(self, text: str) -> str | None:
         """The grammar's intent a sentence of the set asks for (None: not one, or two)."""
@@ -534,12 +537,13 @@ def _said_names(names: Iterable[str]) -> list[str]:
 def closed_set(
     targets: tuple[str, ...], apps: tuple[str, ...], numbered: tuple[str, ...] = (),
     percent_alike: tuple[str, ...] = (), toggles: tuple[str, ...] | None = None,
-    selectable: tuple[str, ...] | None = None,
+    selectable: tuple[str, ...] | None = None, panes: int | None = None,
 ) -> SentenceSet:
     """The sentences that can be said on a screen with these names (`numbered`: the elements
     a number may be said to; `percent_alike`: those of them where "80 percent" is 80;
-    `toggles`, `selectable`: those that can be ticked, or selected, None if not known): rebuilt
-    only when they change (the cache is keyed on them)."""
+    `toggles`, `selectable`: those that can be ticked, or selected, None if not known; `panes`:
+    how many scroll panes, None if not known): rebuilt only when they change (the cache is
+    keyed on them)."""
     start = time.monotonic()
     fills = {"target": _said_names(targets), "app": _said_names(apps), "number": list(NUMBERS)}
     # A number is said only to what takes one.
@@ -552,6 +556,7 @@ def closed_set(
         set(fills["target"]) - set(map(_spoken, (*selectable, *toggles))))
     ticked = set(tick_fills["target"]) if toggles is not None else set()
     ticking = _ticking_skeletons()
+    one_pane = panes is not None and panes <= 1
     out: dict[str, Meaning | None] = {}
     for skeleton, meaning in skeletons().items():
         slots = _slots_in(skeleton)
@@ -578,6 +583,9 @@ def closed_set(
                 # "pick high contrast" ticks the check box, as "tick high contrast" does.
                 tick = ticking[skeleton]
                 filled = (tick[0], tuple(sorted({*tick[1], *dict(filled[1]).items()})))
+            elif filled is not None and filled[0] == SCROLLED_INTENT and one_pane:
+                # "scroll down in contacts" scrolls the only pane there is, as "scroll down" does.
+                filled = (filled[0], tuple(kv for kv in filled[1] if kv[0] != "target"))
             _add(out, sentence, filled)
     # A name filled in can make a sentence another template says with another meaning.
     unlisted = _unlisted_meanings()
