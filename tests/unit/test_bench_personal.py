@@ -8,7 +8,7 @@ from typing import Any
 from appliance.voice.sink import Utterance
 from appliance_lab.bench.spoken.outcome import Turn
 from appliance_lab.bench.spoken.personal import ENROL, TEST, pairs, sample_items
-from appliance_lab.bench.spoken.personal_bench import classify
+from appliance_lab.bench.spoken.personal_bench import classify, outcomes
 from appliance_lab.bench.stats import poisson_rate, wilson
 
 
@@ -40,6 +40,19 @@ def test_an_items_first_turn_is_right_asked_wrong_or_missed() -> None:
     undo = {"decision": "rejected", "intent": {"intent": "undo"}}
     assert classify(_turn("undone", {"intent": "undo"}), undo) == "right"
     assert classify(_turn("rejected", {"intent": "deny"}), undo) == "wrong"
+
+
+def test_a_wrong_command_refused_is_counted_apart_from_one_acted_on() -> None:
+    """The goal is no wrong action done unasked: "don't do that" for "undo that" is wrong, but
+    refused (nothing to deny), it does nothing."""
+    undo = {"decision": "rejected", "intent": {"intent": "undo"}}
+    rows = [{"outcome": classify(_turn(decision, intent), undo), "woke": True,
+             "got": {"decision": decision, "intent": intent}}
+            for decision, intent in (("rejected", {"intent": "deny"}),
+                                     ("executed", {"intent": "scroll"}),
+                                     ("undone", {"intent": "undo"}))]
+    counted = outcomes(rows)
+    assert counted["wrong"]["count"] == 2 and counted["wrong_acted"]["count"] == 1
 
 
 def test_test_takes_are_never_enrolment_takes() -> None:

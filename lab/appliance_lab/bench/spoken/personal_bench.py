@@ -48,6 +48,8 @@ ARMS: tuple[Arm, ...] = ("before", "after")
 RUN_SIZE = 10
 """Items per pipeline run: a progress line each, and a failure loses only these."""
 ASKING = frozenset({"needs_confirmation", "clarify"})
+ACTED = frozenset({"executed", "undone", "cancelled", "failed"})
+"""Decisions that did, or tried to do, something (a refusal does nothing)."""
 CONTEXTUAL = frozenset({"confirm", "deny", "undo", "cancel"})
 """Intents whose decision depends on the turns before (planned on a fresh session)."""
 GOALS = {
@@ -158,13 +160,19 @@ def run_arm(arm: Arm, part: Part, per: int, voices: int, workdir: Path, progress
             "peak_rss_mb": peak_rss_mb()}
 
 
+def wrong_acted(row: dict[str, Any]) -> bool:
+    """Wrong, unasked, and done or tried: not refused as making no sense there."""
+    return row["outcome"] == "wrong" and (row["got"] or {}).get("decision") in ACTED
+
+
 def outcomes(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Right at once, wrong unasked, asked, missed (each with its Wilson interval), and wake
-    false rejects, over `rows`."""
+    """Right at once, wrong unasked (and of those, acted on), asked, missed (each with its
+    Wilson interval), and wake false rejects, over `rows`."""
     n = len(rows)
     out: dict[str, Any] = {"n": n}
     for kind in ("right", "wrong", "asked", "missed"):
         out[kind] = share(sum(r["outcome"] == kind for r in rows), n)
+    out["wrong_acted"] = share(sum(wrong_acted(r) for r in rows), n)
     out["wake_false_rejects"] = share(sum(not r["woke"] for r in rows), n)
     return out
 
