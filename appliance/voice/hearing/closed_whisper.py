@@ -56,6 +56,8 @@ FULL_WINDOW = 3000
 """Feature frames (30 s) Whisper's encoder was trained on."""
 QUICK_WINDOW = 1000
 """Feature frames (10 s) of the quick pass (`_quick`), for an utterance with a second to spare."""
+CHOICE_WINDOW = 400
+"""Feature frames (4 s) Whisper chooses between sentences through (`choose_among`), likewise."""
 SHORTLIST = 8
 """Sentences scored per utterance (nearest by spelling to what was heard)."""
 FRAMED = 3
@@ -318,6 +320,11 @@ class WhisperScorer:
         return out
 
 
+def _fits(audio: npt.NDArray[np.float32], window: int) -> bool:
+    """Whether the utterance fits `window` feature frames with a second to spare."""
+    return len(audio) + RATE <= window * _HOP
+
+
 def _mean(logprobs: Sequence[float]) -> float:
     return sum(logprobs) / max(1, len(logprobs))
 
@@ -389,6 +396,8 @@ class ClosedWhisperRecognizer:
     """None: every utterance through the full window (appliance_lab.tuning.closed_set_variants)."""
     full_window: int = FULL_WINDOW
     """Fewer frames are faster and lose words (the tuning record)."""
+    choice_window: int | None = CHOICE_WINDOW
+    """None: Whisper chooses through the quick window (or the full one, if it does not fit)."""
 
     def __init__(self, engine: WhisperEngine, wake_phrase: str = "hey juniper",
                  wake_check: WakeRule | None = WAKE_CHECKS["command"]) -> None:
@@ -439,7 +448,7 @@ class ClosedWhisperRecognizer:
 
     def choose(self, pcm: bytes, sentence: str, rivals: Sequence[str], wake: bool) -> Choice:
         """Whisper's choice between a sentence and its rivals, each forced as the transcript of
-        the utterance (no prompt; the quick window when the utterance fits it)."""
+        the utterance (no prompt; the choice window when the utterance fits it)."""
         return self.choose_among(pcm, [sentence], rivals, wake)[1]
 
     def choose_among(self, pcm: bytes, candidates: Sequence[str], rivals: Sequence[str],
@@ -447,8 +456,8 @@ class ClosedWhisperRecognizer:
         """The candidate Whisper finds likeliest, and how much likelier than every other
         candidate and rival (as `choose`; one encoding for them all)."""
         audio = speech_of(pcm)
-        quick = self.quick_window
-        window = quick if quick is not None and self._fits_quick(audio) else self.full_window
+        window = next((w for w in (self.choice_window, self.quick_window)
+                       if w is not None and _fits(audio, w)), self.full_window)
         encoded, frames = self.scorer.encode(audio, window)
         lead = self.wake_phrase.title() + ", " if wake else ""
         texts = [self.scorer.tokenizer.encode(" " + written(s, "", lead))
@@ -495,7 +504,7 @@ class ClosedWhisperRecognizer:
 
     def _fits_quick(self, audio: npt.NDArray[np.float32]) -> bool:
         """Whether the utterance fits the quick window with a second to spare."""
-        return self.quick_window is not None and len(audio) + RATE <= self.quick_window * _HOP
+        return self.quick_window is not None and _fits(audio, self.quick_window)
 
     def _quick(self, audio: npt.NDArray[np.float32], window: int, spot: float | None,
                sentences: SentenceSet) -> Heard | None:

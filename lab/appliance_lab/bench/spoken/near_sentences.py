@@ -181,12 +181,16 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=REPO / ".cache" / "personal-templates")
     parser.add_argument("--whisper", action="store_true",
                         help="also Whisper's forced choice where a near sentence is spelt")
+    parser.add_argument("--choice-window", type=int, default=None,
+                        help="feature frames Whisper chooses through (default: the product's)")
     args = parser.parse_args()
     recognizer = None
     if args.whisper:
         whisper = engines("whisper").whisper
         assert whisper is not None
         recognizer = ClosedWhisperRecognizer(whisper)
+        if args.choice_window is not None:
+            recognizer.choice_window = args.choice_window
     heard = hear_all(args.part, args.per, args.near, args.work, recognizer)
     print(json.dumps({"part": args.part, "per": args.per, "near_per": args.near,
                       **report(heard)}, indent=2))
