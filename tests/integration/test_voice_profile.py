@@ -161,6 +161,41 @@ def test_a_sure_match_of_the_takes_ends_the_command_at_its_first_pause(tmp_path:
     assert not answer["ended_early"] and answer["timings"]["vad_ms"] >= 300, answer
 
 
+@pytest.mark.parametrize("share", [0.5, 1.0])
+def test_a_match_less_sure_ends_the_command_after_part_of_the_wait(
+        tmp_path: Path, loaded: Any, monkeypatch: pytest.MonkeyPatch, share: float) -> None:
+    """A match the takes decide but are not sure enough of to end at once (here none is:
+    END_ON_MATCH above 1) ends the utterance after `likely_end_share` of the person's wait,
+    not at its first pause nor after all of it; "yes", an answer, still waits it all out."""
+    from dataclasses import replace
+
+    from appliance.voice.audio.sources import WavSource
+    from appliance.voice.commands import VoiceOptions, run_voice
+    from appliance.voice.hearing import personal
+    from tests.integration.test_voice_pipeline import ScriptedSink
+
+    monkeypatch.setattr(personal, "END_ON_MATCH", 1.01)
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("select grandma", TakeKind.COMMAND),
+                         ("yes", TakeKind.COMMAND)):
+        for rate in ENROL_RATES:
+            profile.add(phrase, kind, espeak(phrase, rate))
+    audio = Pcm(silence(1) + espeak("hey juniper, select grandma", SAID_RATE) + silence(1.5)
+                + espeak("yes", SAID_RATE) + silence(1.5), PIPELINE_RATE)
+    options = VoiceOptions(profile=profile.path)
+    options = replace(options, vad=replace(options.vad, likely_end_share=share))
+    sink = ScriptedSink()
+    stats = run_voice(WavSource(pcm=audio), sink, loaded, None, options)
+    assert sink.texts[0] == "select grandma"
+    command, answer = stats.heard  # type: ignore[attr-defined]
+    assert [command["engine"], answer["engine"]] == ["closed:templates"] * 2, (command, answer)
+    if share < 1:
+        assert command["ended_early"] and 150 <= command["timings"]["vad_ms"] < 300, command
+    else:
+        assert not command["ended_early"] and command["timings"]["vad_ms"] >= 300, command
+    assert not answer["ended_early"] and answer["timings"]["vad_ms"] >= 300, answer
+
+
 @pytest.mark.parametrize("panes", [0, 2])
 def test_scroll_down_ends_at_its_pause_where_a_name_cannot_change_what_it_scrolls(
         tmp_path: Path, loaded: Any, panes: int) -> None:

@@ -63,3 +63,36 @@ def test_test_takes_are_never_enrolment_takes() -> None:
     for condition in ("clean", "snr10", "snr5", "reverb", "slow"):
         assert len([i for i in items if i.condition == condition]) == 60
     assert all((i.scene, i.phrase) in pairs() for i in items)
+
+
+def test_a_later_end_counts_last_pauses_won_and_inner_pauses_as_long_as_fragments() -> None:
+    from appliance_lab.bench.spoken.late_end import NEVER, Pause, report
+
+    def pause(pause_ms: int, last: bool, heard: str, sureness: float,
+              start_ratio: float = 0.5, answer: bool = False) -> Pause:
+        return Pause("clean", "stop", 350.0, pause_ms, last, heard, True, False, True, answer,
+                     sureness, 0.5, start_ratio)
+
+    found = [pause(NEVER, True, "stop", 0.9),  # ends at once, as before
+             pause(NEVER, True, "stop", 0.3),  # ends after part of the wait
+             pause(NEVER, True, "yes", 0.3, answer=True),  # an answer: never early
+             pause(NEVER, True, "stop", 0.3, start_ratio=0.9),  # how another phrase begins
+             pause(200, False, "cancel", 0.3),  # long enough at half the wait: a fragment
+             pause(120, False, "cancel", 0.3)]  # too short to end
+    rows = {(r["share_of_wait"], r["most_start_ratio"]): r for r in report(found)["rows"]}
+    half = rows[(0.5, 0.8)]
+    assert half["last_ended_later_right"]["count"] == 1
+    assert (half["fragments"], half["inner_pauses_as_long"]) == (1, 1)
+    assert half["fragments_heard_wrong"] == ["stop -> cancel (clean, pause 200 ms, start 0.50)"]
+    assert rows[(0.5, 1.0)]["last_ended_later_right"]["count"] == 2
+    assert rows[(0.6, 0.8)]["fragments"] == 0  # 200 ms is under 0.6 of 350
+    assert rows[(1.0, 0.8)]["last_ended_later_right"]["count"] == 0
+
+
+def test_a_pause_lasts_from_its_last_voiced_frame_to_the_next() -> None:
+    from appliance_lab.bench.spoken.early_end import FRAME_BYTES
+    from appliance_lab.bench.spoken.late_end import NEVER, pause_length
+
+    frames = [True, True, False, False, False, False, True, False, False, False]
+    assert pause_length(frames, 5 * FRAME_BYTES) == 80  # 4 quiet frames of 20 ms
+    assert pause_length(frames, 10 * FRAME_BYTES) == NEVER  # quiet to the end

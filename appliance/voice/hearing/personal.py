@@ -67,7 +67,7 @@ WAKE_VERIFY_LEAST = 0.35
 """The free speech never tightens the bound below this: it may hold the wake phrase itself."""
 END_ON_MATCH = 0.5
 """How sure (1 at a take, 0 at the bound) a match of the takes must be to end the utterance at
-a pause, when nothing the screen allows goes on from it: else the person's usual wait."""
+a pause, when nothing the screen allows goes on from it: else after part of the person's wait."""
 END_RIVAL_RATIO = 0.6
 """And how much nearer than to the next phrase: a first word alone can be near two phrases."""
 END_START_RATIO = 0.8
@@ -133,14 +133,20 @@ def choice_rivals(phrase: str, sentences: SentenceSet, enrolled: Collection[str]
                      and sentences.intent_of(other) == intent)]
 
 
-def ends_at_match(found: TemplateMatch, sentences: SentenceSet) -> bool:
-    """Whether the takes' match may end the utterance at the pause it was heard in: sure, not
-    how another phrase begins, and no sentence of the screen goes on from it. An answer never
-    does: in slow speech "hey" alone passes for "yes"."""
-    return (found.sureness >= END_ON_MATCH and found.distance <= END_RIVAL_RATIO * found.rival
-            and found.distance <= END_START_RATIO * found.start
+def may_end_at_match(found: TemplateMatch, sentences: SentenceSet) -> bool:
+    """Whether the takes' match may end the utterance at the pause it was heard in, once the
+    person has been quiet a while: not how another phrase begins, and no sentence of the screen
+    goes on from it. An answer never does: in slow speech "hey" alone passes for "yes"."""
+    return (found.distance <= END_START_RATIO * found.start
             and sentences.intent_of(found.phrase) not in ANSWERS
             and sentences.said_in_full(found.phrase) and not sentences.runs_on(found.phrase))
+
+
+def ends_at_match(found: TemplateMatch, sentences: SentenceSet) -> bool:
+    """Whether it may end the utterance at once: also sure, and clearly nearer than the next
+    phrase."""
+    return (found.sureness >= END_ON_MATCH and found.distance <= END_RIVAL_RATIO * found.rival
+            and may_end_at_match(found, sentences))
 
 
 class PersonalHearing:
@@ -237,9 +243,11 @@ class PersonalHearing:
         if doubted:  # the words themselves stay out of the log, as the gate's do
             log.info("heard by the person's takes, but a sentence not enrolled is spelt too "
                      "near: Whisper decides")
+        whole = not (doubted or undecided)
         return self._transcript(found, pcm, (time.monotonic() - start) * 1000,
                                 Doubt.LESS_SURE if doubted else "",
-                                not (doubted or undecided) and ends_at_match(found, sentences))
+                                whole and ends_at_match(found, sentences),
+                                whole and may_end_at_match(found, sentences))
 
     def _decided(self, pcm: bytes, found: TemplateMatch, sentences: SentenceSet,
                  enrolled: Collection[str]) -> TemplateMatch | None:
@@ -373,11 +381,11 @@ class PersonalHearing:
         return self._spotter_knows[1]
 
     def _transcript(self, found: TemplateMatch, pcm: bytes, ms: float,
-                    doubt: str, in_full: bool) -> Transcript:
+                    doubt: str, in_full: bool, likely: bool = False) -> Transcript:
         lead = self.recognizer.wake_phrase + " " if found.wake else ""
         return Transcript(lead + found.phrase, found.sureness, ms, len(pcm) / 2 / RATE,
                           engine=TEMPLATE_ENGINE, wake=found.wake, doubt=doubt,
-                          said_in_full=in_full)
+                          said_in_full=in_full, likely_in_full=likely)
 
     def after(self, heard: Transcript, pcm: bytes, sentences: SentenceSet) -> Transcript:
         """The transcript as passed on: what it teaches noted, or enrolment begun by it."""

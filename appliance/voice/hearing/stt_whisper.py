@@ -65,6 +65,7 @@ class Transcript:
     doubt: str = ""  # why the recogniser itself doubts the text: acting on it needs a yes
     not_caught: bool = False  # the wake phrase, then words too doubtful to pass on
     said_in_full: bool = False  # a command nothing can follow: the VAD need not wait it out
+    likely_in_full: bool = False  # one less sure: the VAD waits only part of the person's wait
 
 
 def packaged_whisper_path() -> Path:
@@ -216,6 +217,7 @@ class SpeculatedFrame(SystemFrame):
 
     pause: int = 0
     said_in_full: bool = False
+    likely_in_full: bool = False  # then a shorter silence than stop_secs ends it
 
 
 class WhisperSTTService(STTService):
@@ -303,7 +305,8 @@ class WhisperSTTService(STTService):
         except Abandoned:
             result = None
         await self.push_frame(
-            SpeculatedFrame(pause=pause, said_in_full=result is not None and result.said_in_full),
+            SpeculatedFrame(pause=pause, said_in_full=result is not None and result.said_in_full,
+                            likely_in_full=result is not None and result.likely_in_full),
             FrameDirection.UPSTREAM)
         return result
 

@@ -27,6 +27,9 @@ class VadSettings:
     # End the segment as soon as that early transcript is a command said in full (one that
     # nothing the screen allows goes on from with another meaning), not after stop_secs.
     end_when_said_in_full: bool = True
+    # A command likely said in full (a match of the person's takes, less sure) ends after this
+    # share of stop_secs of silence (1: as any other).
+    likely_end_share: float = 0.5
 
 
 class WebRTCVADAnalyzer(VADAnalyzer):

@@ -26,9 +26,9 @@ class TrackedVADProcessor(VADProcessor):
     """pipecat's VADProcessor, also sending each segment's times and counting what it read.
 
     It tells the STT of each pause (SpeculateFrame); an STT that `answers` them
-    (SpeculatedFrame) may end the segment there, when it heard a command said in full, and
-    until it answers a file is not fed further (`awaiting`): what the file's pauses do then
-    does not depend on how fast the machine hears.
+    (SpeculatedFrame) may end the segment there, when it heard a command said in full (or a
+    little later, one likely said in full), and until it answers a file is not fed further
+    (`awaiting`): what the file's pauses do then does not depend on how fast the machine hears.
     """
 
     def __init__(
@@ -46,6 +46,7 @@ class TrackedVADProcessor(VADProcessor):
         self._speculate_frames = round(settings.speculate_secs * 1000 / FRAME_MS)
         self._stop_frames = round(settings.stop_secs * 1000 / FRAME_MS)
         self._pause = 0
+        self._end_after: int | None = None  # frames of silence that end this pause's segment
         self.awaiting: int | None = None  # the pause whose early transcript is not in yet
         self.frames_read = 0
         self.segments = 0
@@ -90,13 +91,18 @@ class TrackedVADProcessor(VADProcessor):
 
     def _answered(self, frame: SpeculatedFrame) -> None:
         """The STT's early transcript of a pause: a command said in full, in the pause still
-        going on, ends the segment now."""
+        going on, ends the segment now; one likely said in full, after `likely_end_share` of
+        the wait."""
         if frame.pause == self.awaiting:
             self.awaiting = None
             self._notify()
-        if (frame.said_in_full and frame.pause == self._pause and self._speculating
-                and self._settings.end_when_said_in_full):
+        if (frame.pause != self._pause or not self._speculating
+                or not self._settings.end_when_said_in_full):
+            return
+        if frame.said_in_full:
             self._analyzer.end_now()
+        elif frame.likely_in_full:
+            self._end_after = round(self._settings.likely_end_share * self._stop_frames)
 
     async def _speculate(self) -> None:
         """Tell the STT when the user pauses mid-segment, and when they go on speaking."""
@@ -107,9 +113,13 @@ class TrackedVADProcessor(VADProcessor):
         if not self._speculating and silent >= self._speculate_frames:
             self._speculating = True
             self._pause += 1
+            self._end_after = None
             if self._answers:
                 self.awaiting = self._pause
             await self.push_frame(SpeculateFrame(pause=self._pause))
         elif self._speculating and silent == 0:
             self._speculating = False
             await self.push_frame(SpeculateFrame(cancel=True, pause=self._pause))
+        elif self._speculating and self._end_after is not None and silent >= self._end_after:
+            self._end_after = None
+            self._analyzer.end_now()
