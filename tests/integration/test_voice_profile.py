@@ -136,37 +136,15 @@ def test_forgetting_the_profile_stops_its_use(enrolled: Kiosk, tmp_path: Path) -
     assert [t["engine"] for t in heard(enrolled, audio)] == ["closed:whisper"]
 
 
-def test_a_sure_match_of_the_takes_ends_the_command_at_its_first_pause(tmp_path: Path,
-                                                                     loaded: Any) -> None:
+@pytest.mark.parametrize(("sure", "share"), [(True, 0.5), (False, 0.5), (False, 1.0)])
+def test_a_match_of_the_takes_ends_the_command_at_its_pause_or_after_part_of_the_wait(
+        tmp_path: Path, loaded: Any, monkeypatch: pytest.MonkeyPatch, sure: bool,
+        share: float) -> None:
     """"select grandma", which the takes match surely and nothing the screen allows goes on
-    from, ends 60 ms into the silence after it, not after the person's wait; "yes", an answer
-    (which a fragment of slow speech can pass for), waits it out."""
-    from appliance.voice.audio.sources import WavSource
-    from appliance.voice.commands import VoiceOptions, run_voice
-    from tests.integration.test_voice_pipeline import ScriptedSink
-
-    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
-    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("select grandma", TakeKind.COMMAND),
-                         ("yes", TakeKind.COMMAND)):
-        for rate in ENROL_RATES:
-            profile.add(phrase, kind, espeak(phrase, rate))
-    audio = Pcm(silence(1) + espeak("hey juniper, select grandma", SAID_RATE) + silence(1.5)
-                + espeak("yes", SAID_RATE) + silence(1.5), PIPELINE_RATE)
-    sink = ScriptedSink()
-    stats = run_voice(WavSource(pcm=audio), sink, loaded, None, VoiceOptions(profile=profile.path))
-    assert sink.texts[0] == "select grandma"
-    command, answer = stats.heard  # type: ignore[attr-defined]
-    assert [command["engine"], answer["engine"]] == ["closed:templates"] * 2, (command, answer)
-    assert command["ended_early"] and command["timings"]["vad_ms"] < 150, command
-    assert not answer["ended_early"] and answer["timings"]["vad_ms"] >= 300, answer
-
-
-@pytest.mark.parametrize("share", [0.5, 1.0])
-def test_a_match_less_sure_ends_the_command_after_part_of_the_wait(
-        tmp_path: Path, loaded: Any, monkeypatch: pytest.MonkeyPatch, share: float) -> None:
-    """A match the takes decide but are not sure enough of to end at once (here none is:
-    END_ON_MATCH above 1) ends the utterance after `likely_end_share` of the person's wait,
-    not at its first pause nor after all of it; "yes", an answer, still waits it all out."""
+    from, ends 60 ms into the silence after it. A match decided but not sure enough to end at
+    once (here none is: END_ON_MATCH above 1) ends after `likely_end_share` of the person's
+    wait, not all of it. "yes", an answer (which a fragment of slow speech can pass for),
+    waits it all out."""
     from dataclasses import replace
 
     from appliance.voice.audio.sources import WavSource
@@ -174,7 +152,8 @@ def test_a_match_less_sure_ends_the_command_after_part_of_the_wait(
     from appliance.voice.hearing import personal
     from tests.integration.test_voice_pipeline import ScriptedSink
 
-    monkeypatch.setattr(personal, "END_ON_MATCH", 1.01)
+    if not sure:
+        monkeypatch.setattr(personal, "END_ON_MATCH", 1.01)
     profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
     for phrase, kind in (("hey juniper", TakeKind.WAKE), ("select grandma", TakeKind.COMMAND),
                          ("yes", TakeKind.COMMAND)):
@@ -189,10 +168,13 @@ def test_a_match_less_sure_ends_the_command_after_part_of_the_wait(
     assert sink.texts[0] == "select grandma"
     command, answer = stats.heard  # type: ignore[attr-defined]
     assert [command["engine"], answer["engine"]] == ["closed:templates"] * 2, (command, answer)
-    if share < 1:
-        assert command["ended_early"] and 150 <= command["timings"]["vad_ms"] < 300, command
+    waited = command["timings"]["vad_ms"]
+    if sure:
+        assert command["ended_early"] and waited < 150, command
+    elif share < 1:
+        assert command["ended_early"] and 150 <= waited < 300, command
     else:
-        assert not command["ended_early"] and command["timings"]["vad_ms"] >= 300, command
+        assert not command["ended_early"] and waited >= 300, command
     assert not answer["ended_early"] and answer["timings"]["vad_ms"] >= 300, answer
 
 
