@@ -142,11 +142,15 @@ def may_end_at_match(found: TemplateMatch, sentences: SentenceSet) -> bool:
             and sentences.said_in_full(found.phrase) and not sentences.runs_on(found.phrase))
 
 
+def sure_at_once(found: TemplateMatch) -> bool:
+    """Whether the match is sure, and clearly nearer than the next phrase: what ending at once
+    needs beyond `may_end_at_match`."""
+    return found.sureness >= END_ON_MATCH and found.distance <= END_RIVAL_RATIO * found.rival
+
+
 def ends_at_match(found: TemplateMatch, sentences: SentenceSet) -> bool:
-    """Whether it may end the utterance at once: also sure, and clearly nearer than the next
-    phrase."""
-    return (found.sureness >= END_ON_MATCH and found.distance <= END_RIVAL_RATIO * found.rival
-            and may_end_at_match(found, sentences))
+    """Whether it may end the utterance at once."""
+    return sure_at_once(found) and may_end_at_match(found, sentences)
 
 
 class PersonalHearing:
@@ -243,11 +247,10 @@ class PersonalHearing:
         if doubted:  # the words themselves stay out of the log, as the gate's do
             log.info("heard by the person's takes, but a sentence not enrolled is spelt too "
                      "near: Whisper decides")
-        whole = not (doubted or undecided)
+        likely = not (doubted or undecided) and may_end_at_match(found, sentences)
         return self._transcript(found, pcm, (time.monotonic() - start) * 1000,
                                 Doubt.LESS_SURE if doubted else "",
-                                whole and ends_at_match(found, sentences),
-                                whole and may_end_at_match(found, sentences))
+                                likely and sure_at_once(found), likely)
 
     def _decided(self, pcm: bytes, found: TemplateMatch, sentences: SentenceSet,
                  enrolled: Collection[str]) -> TemplateMatch | None:

@@ -73,7 +73,11 @@ def voiced_frames(pcm: bytes, settings: VadSettings) -> list[bool]:
 def pauses(pcm: bytes, settings: VadSettings) -> list[tuple[int, int]]:
     """Each point (bytes) where `speculate_secs` of silence follows speech, and how much voiced
     sound (ms) comes after it."""
-    frames = voiced_frames(pcm, settings)
+    return pauses_in(voiced_frames(pcm, settings), settings)
+
+
+def pauses_in(frames: list[bool], settings: VadSettings) -> list[tuple[int, int]]:
+    """`pauses`, from the clip's frames as `voiced_frames` reads them."""
     wait = round(settings.speculate_secs * 1000 / FRAME_MS)
     start = round(settings.start_secs * 1000 / FRAME_MS)
     run, quiet, began, cuts = 0, 0, False, []

@@ -30,7 +30,7 @@ from appliance.voice.hearing.stt_whisper import RATE, TRAILING_BYTES
 from appliance.voice.hearing.vad import FRAME_MS, VadSettings
 from appliance_lab import REPO
 from appliance_lab.bench.spoken.corpus import Part, load_part
-from appliance_lab.bench.spoken.early_end import FRAME_BYTES, TAIL_MS, pauses, voiced_frames
+from appliance_lab.bench.spoken.early_end import FRAME_BYTES, TAIL_MS, pauses_in, voiced_frames
 from appliance_lab.bench.spoken.outcome import heard_on
 from appliance_lab.bench.spoken.personal import CONDITIONS, item_audio, make_profile, sample_items
 from appliance_lab.bench.spoken.runs import GAP_S
@@ -104,7 +104,7 @@ def measure(part: Part, per: int, workdir: Path) -> list[Pause]:
             sentences, _ = heard_on(item.scene)
             pcm = item_audio(item) + gap
             frames = voiced_frames(pcm, settings)
-            for at, after_ms in pauses(pcm, settings):
+            for at, after_ms in pauses_in(frames, settings):
                 pause_ms = pause_length(frames, at)
                 found = templates.hear(pcm[:at] + bytes(TRAILING_BYTES),
                                        sentences.__contains__)
