@@ -42,8 +42,8 @@ and "z" do. Only after a modifier, since "Mike" or "Oscar" may be a name on the 
 
 LETTERS_ALIKE = ("bcdegptvz3", "ahjk8", "fsx", "lmn", "iy59", "quw2", "o0")
 """Letters and digits whose English names rhyme ("see", "zee", "three"; "a", "eight"): the ones
-a recogniser confuses. Whisper wrote espeak-ng's "press control a" as "press control 8" for 23
-of 60 tuning items (docs/measurements/voice-corpus.md)."""
+a recogniser confuses, as Whisper writes "press control a" as "press control 8"
+(docs/measurements/voice-corpus.md)."""
 
 
 def letters_alike(letter: str) -> str:

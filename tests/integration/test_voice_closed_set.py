@@ -954,7 +954,7 @@ def test_every_window_of_ends_is_scored_the_last_one_too() -> None:
 def test_a_lone_wake_phrase_cut_short_is_scored_as_if_silence_followed(
     recognizer: ClosedWhisperRecognizer,
 ) -> None:
-    """The VAD hands over a lone "Hey juniper." heard early (60 ms into the silence after it)
+    """The VAD hands over a lone "Hey juniper." heard early (`speculate_secs` into the silence)
     about 1.1 s long with Whisper's tail, too short for any window ending where training's
     positives end. Scored as a stream goes on, in silence, it is sure. (Scored on the windows
     there were, Piper's was 6.9, not sure, and over a reply's echo below the veto; but that

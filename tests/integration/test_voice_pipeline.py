@@ -128,8 +128,9 @@ def spoken_head(text: str) -> bytes:
 
 
 def test_a_short_pause_mid_command_cancels_the_early_transcript(loaded: Engines) -> None:
-    """Whisper starts after 0.06 s of silence; a 0.22 s pause (shorter than the VAD's 0.35 s)
-    is not the end, so the early transcript ("hey juniper") must give way to the whole one."""
+    """Whisper starts after a short silence (`speculate_secs`); a 0.22 s pause (shorter than
+    the VAD's 0.35 s) is not the end, so the early transcript ("hey juniper") must give way to
+    the whole one."""
     audio = Pcm(silence(0.8) + spoken_head("Hey juniper.") + silence(0.22)
                 + say("Check urgent.", "piper")
                 + silence(0.8), PIPELINE_RATE)

@@ -150,15 +150,12 @@ class WakeRule:
 
 
 WAKE_CHECKS: dict[WakeCheckName, WakeRule] = {
-    # Misses few wake phrases (5 % held out), but conversation wakes it (46 an hour held out).
+    # Misses few wake phrases, but conversation often wakes it.
     "lenient": WakeRule(LENIENT),
-    # Misses more (20 % held out, more for female voices), conversation rarely wakes it (2/h).
+    # Conversation rarely wakes it, but it misses more wake phrases (female voices most).
     "strict": WakeRule(STRICT),
-    # Strict, or lenient before a sentence of the screen or before nothing. Tuning part
-    # (appliance_lab.tuning.wake_rule_tune, 288 wake items, 48 lone wake phrases, 1584 clips without
-    # it): of the 133 wake items whose words were heard right it lost 4 (lenient 1, strict
-    # 27), of the lone wake phrases 8, the fixed pass's own (strict 21); it took 9 clips without the
-    # wake phrase (lenient 281, strict 1). Its other misses are words heard wrong or not at all.
+    # Strict, or lenient before a sentence of the screen or before nothing: its misses are
+    # mostly words heard wrong or not at all.
     "command": WakeRule(STRICT, if_command=LENIENT),
     # `command` with the wake spotter's two opinions (SPOTTER_VETO, SPOTTER_SURE), for the
     # phrase it was trained for; `wake_rule` gives any other phrase `command`.
