@@ -1,12 +1,8 @@
 """Acoustic echo cancellation on the microphone path, with the appliance's own voice as the
 reference: speexdsp's canceller (through `pyaec`), then a residual-echo gate.
 
-Chosen by measurement (docs/measurements/barge-in.md): of what installs here, WebRTC's AEC3
-(LiveKit's AudioProcessingModule) and speexdsp (pyaec) both took about 19-20 dB of echo out of
-Piper's voice in a simulated room, at 1-2 % of a core; AEC3 converged faster but ate the start of a
-person's word spoken over the reply (its double-talk suppression), so a lone "stop" was heard half
-the time against five times in six with speexdsp. The webrtc-audio-processing and speexdsp bindings
-did not build (no libspeexdsp-dev; a failing meson build); aec-audio-processing did not finish.
+speexdsp, not WebRTC's AEC3: AEC3's double-talk suppression eats the start of a word the person
+says over the reply (docs/measurements/barge-in.md has the comparison).
 """
 
 from __future__ import annotations
