@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, assert_never
 from uuid import UUID
@@ -34,6 +34,7 @@ from appliance.intents.model import (
     NameElement,
     PickMark,
     ShowMarks,
+    Undo,
     dump_intent,
 )
 from appliance.intents.planner import Plan, Planner
@@ -50,9 +51,17 @@ from appliance.journal.shared import (
     replace_question,
     time_out,
 )
+from appliance.policy.doubts import Doubt
 from appliance.policy.recheck import recheck_step
-from appliance.policy.validator import HIDDEN_WORDS, Decision, ResolvedStep, Verdict, validate
-from appliance.questions import FORGOTTEN, first_step, pick_option, stored_intent
+from appliance.policy.validator import (
+    HIDDEN_WORDS,
+    UNSURE,
+    Decision,
+    ResolvedStep,
+    Verdict,
+    validate,
+)
+from appliance.questions import FORGOTTEN, first_step, pick_option, stored_intent, undo_alike
 from appliance.recorded import state_json
 from appliance.replies import answer_text, confirmation, declined, did, marks_said, verb
 from appliance.settings import Settings
@@ -273,6 +282,11 @@ class Session:
             return self._answer(pending, text, plan, kind == "confirm", heard, by)
         if pending is not None:  # a new command replaces the open question
             change_shared(self.journal, pending, is_open, replace_question)
+        meant = undo_alike(text) if kind == "deny" and trigger == "voice" else None
+        if pending is None and meant and self.journal.undo_stack(self._recent):
+            # No question to say no to, and something to undo: it may have been "undo that".
+            plan = replace(plan, intent=Undo(words=meant))
+            heard = replace(heard, doubt=Doubt.UNDO_ALIKE)
         return self._new_turn(text, trigger, plan, snapshot, heard)
 
     def _claim(self, pending: Turn) -> bool:
@@ -505,6 +519,8 @@ class Session:
         report.reasons = list(verdict.reasons)
         if verdict.decision == Decision.reject:
             return self._finish(pending, report, Outcome.rejected, verdict.reasons[0])
+        if verdict.decision == Decision.control and isinstance(original, Undo):
+            return self._undo(pending, report, snapshot)
         if verdict.decision not in (Decision.execute, Decision.confirm):
             return self._finish(pending, report, Outcome.rejected, "That can't be done now.")
         return self._act(pending, report, verdict, start=pending.resume_step, confirmed=True)
@@ -623,15 +639,18 @@ class Session:
     ) -> TurnReport:
         kind = verdict.intent.intent if verdict.intent else ""
         if kind == "undo":
-            return self._undo(turn, report, snapshot)
+            return self._undo(turn, report, snapshot, ask=UNSURE in verdict.reasons)
         if kind == "cancel":
             return self._finish(turn, report, Outcome.cancelled, "Nothing to cancel.")
         return self._finish(
             turn, report, Outcome.rejected, "There's no question waiting for an answer."
         )
 
-    def _undo(self, turn: Turn, report: TurnReport, snapshot: Snapshot) -> TurnReport:
-        """Reverse the newest undoable turn; `snapshot` is the screen this utterance began on."""
+    def _undo(
+        self, turn: Turn, report: TurnReport, snapshot: Snapshot, ask: bool = False
+    ) -> TurnReport:
+        """Reverse the newest undoable turn; `snapshot` is the screen this utterance began on.
+        `ask`: the undo may have been misheard, so a yes comes first (when it could be done)."""
         stack = self.journal.undo_stack(self._recent)
         if not stack:
             return self._finish(turn, report, Outcome.rejected, "There's nothing to undo.")
@@ -645,6 +664,9 @@ class Session:
                 turn, report, Outcome.rejected, f"{changed} has changed since, so I left it alone."
             )
         names = ", ".join(dict.fromkeys(s.target for s in target.steps))
+        if ask:
+            words = (turn.intent or {}).get("words") or "undo that"
+            return self._ask(turn, report, f"Did you mean {words}? Say yes or no.", 0)
 
         def unverified(result: ActionResult) -> str:
             return f"undo not verified: {result.detail}".strip()

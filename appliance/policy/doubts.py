@@ -14,6 +14,7 @@ class Doubt(StrEnum):
     LETTER_ALIKE = "the key named sounds like another"
     WORDS_UNSURE = "the words to write were heard less surely than ones written at once"
     """Read back in the question ("Did you mean type the lord grandma into Message?")."""
+    UNDO_ALIKE = "a no with no question open, said like an undo"
 
 
 HEARD_DOUBTFULLY = "heard doubtfully"

@@ -214,6 +214,8 @@ def _judge(
     except ValidationError:
         return Verdict(Decision.reject, reasons=("That plan was malformed, so I did nothing.",))
 
+    if intent.intent == "undo" and doubt:  # asked about before it is done
+        return Verdict(Decision.control, reasons=(UNSURE, doubt_reason(doubt)), intent=intent)
     if intent.intent in ("undo", "cancel", "confirm", "deny"):
         return Verdict(Decision.control, intent=intent)
     if isinstance(intent, Clarify):

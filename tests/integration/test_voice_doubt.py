@@ -104,3 +104,44 @@ def test_uncheck_misheard_as_and_check_is_asked_not_done(tmp_path: Path, scene: 
         assert heard.startswith("uncheck"), heard
         assert "checked" not in element(scene, "Urgent").states
 
+
+
+def test_an_undo_heard_as_a_no_with_no_question_open_is_asked_about(
+    tmp_path: Path, scene: Path
+) -> None:
+    """Whisper writes "undo that" as "don't do that", a "no": with no question to answer and
+    something to undo, the person is asked whether they meant the undo, and a yes does it."""
+    journal = Journal(str(tmp_path / "journal.sqlite"))
+    planner = build_planner(Settings(llm="off"))
+
+    def say(text: str, trigger: str = "voice", doubt: str = "") -> TurnReport:
+        with opened_desktop(f"sim:{scene}") as desktop:
+            return Session(journal, desktop, planner).say(text, trigger=trigger, doubt=doubt)
+
+    assert say("don't do that").spoken == "There's no question waiting for an answer.", \
+        "nothing to undo: a no with nothing to say no to"
+    assert say("type hello in the message box").decision == "executed"
+    asked = say("Don't do that.")
+    assert (asked.decision, asked.spoken) == (
+        "needs_confirmation", "Did you mean undo that? Say yes or no."), asked
+    assert asked.intent is not None and asked.intent["intent"] == "undo"
+    assert element(scene, "Message").value == "hello", "nothing undone before the yes"
+    validated = next(r for r in timeline(journal, turn=asked.turn_id)
+                     if r["event"] == "Validated")
+    assert validated["detail"].endswith(f"heard doubtfully: {Doubt.UNDO_ALIKE}"), validated
+    done = say("yes")
+    assert (done.decision, done.turn_id) == ("undone", asked.turn_id), done
+    assert element(scene, "Message").value == ""
+
+    assert say("type hello in the message box").decision == "executed"
+    typed = say("don't do that", trigger="text")
+    assert typed.decision == "rejected", "typed words are what was meant"
+    assert say("don't do it").spoken == "Did you mean undo it? Say yes or no."
+    assert say("no").decision == "cancelled"
+    assert element(scene, "Message").value == "hello", "a no undoes nothing"
+
+    doubted = say("undo that", doubt=Doubt.LESS_SURE)
+    assert doubted.spoken == "Did you mean undo that? Say yes or no.", "a doubted undo asks too"
+    assert say("yes").decision == "undone"
+    assert say("undo that", doubt=Doubt.LESS_SURE).spoken == "There's nothing to undo.", \
+        "nothing to ask about"
