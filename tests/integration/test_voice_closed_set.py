@@ -121,6 +121,18 @@ def test_the_set_holds_the_screens_commands_and_no_free_text() -> None:
     assert all(not s.startswith("type ") for s in messages.sentences)
 
 
+def test_the_nearest_sentences_are_kept_per_screen_and_given_as_found() -> None:
+    """Heard again on the same screen, the same words get the same sentences without another
+    search; a kept answer cannot be changed by whoever asked before."""
+    messages = sentences("messages")
+    first = messages.nearest("Click, send!", 6)
+    assert "click send" in first and len(first) == 6
+    first.clear()
+    assert messages.nearest("click send", 6) == SentenceSet(
+        messages.sentences, messages.sounds, 0.0, messages.meanings).nearest("click send", 6)
+    assert messages.nearest("click send", 2) != messages.nearest("click send", 6)
+
+
 def test_a_name_is_ticked_only_if_it_can_be_and_picking_a_button_presses_it() -> None:
     """"tick send" of a button is a sentence the real planner never acts on, and "pick send"
     presses it as "click send" does; both sat beside "click send" as other meanings, where a

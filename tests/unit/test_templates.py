@@ -12,8 +12,10 @@ from appliance.voice.hearing.templates import (
     TemplateSet,
     distance,
     fit,
+    fits,
     spread,
     warp,
+    warps,
 )
 
 RNG = np.random.default_rng(7)
@@ -44,6 +46,30 @@ def test_warping_forgives_speed_but_not_words() -> None:
     # Entry j of the warp is the template against the utterance's first j + 1 frames.
     prefixes = warp(said, np.concatenate([said, phrase(6)]))
     assert int(np.argmin(prefixes)) == len(said) - 1
+
+
+def test_templates_warped_together_cost_what_each_costs_alone() -> None:
+    """Stepped through together, a shorter template's cost is its own, to the last bit; an
+    empty template or utterance fits nowhere."""
+    said = phrase(15)
+    takes = [stretched(said, 0.6), said, phrase(4), stretched(said, 1.7), phrase(1)]
+    together = warps(takes, said)
+    for take, (whole, begun) in zip(takes, together, strict=True):
+        assert np.array_equal(whole, warp(take, said)) and len(begun) == len(take)
+        assert np.array_equal(warps([take], said)[0][1], begun)
+    assert fits([*takes, np.zeros((0, 96), np.float32)], said) == [
+        *(fit(t, said) for t in takes), (np.inf, np.inf)]
+    assert fits(takes, np.zeros((0, 96), np.float32)) == [(np.inf, np.inf)] * len(takes)
+    # The answers themselves, against the recurrence written out cell by cell.
+    take = takes[0]
+    cost = 1.0 - (take @ said.T).astype(np.float64)
+    acc = np.full((len(take) + 1, len(said) + 1), np.inf)
+    acc[0, 0] = 0.0
+    for i in range(1, len(take) + 1):
+        for j in range(1, len(said) + 1):
+            acc[i, j] = cost[i - 1, j - 1] + min(acc[i - 1, j], acc[i, j - 1], acc[i - 1, j - 1])
+    steps = len(take) + np.arange(1, len(said) + 1)
+    assert np.allclose(together[0][0], acc[-1, 1:] / steps, atol=1e-6)
 
 
 def test_an_utterance_is_taken_only_within_its_bounds_and_on_the_screen() -> None:

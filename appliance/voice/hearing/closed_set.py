@@ -85,6 +85,8 @@ PRESSED_INTENT = "activate"
 """What "click" means: the grammar's intent that presses a named element."""
 EXTRA = ("yes", "no")
 """Answers to a question, said in its listening window."""
+NEAREST_KEPT = 256
+"""`nearest` answers kept per screen, for the next time the same words are heard there."""
 SCROLLED_INTENT = "scroll"
 """The grammar's intent whose {target} only picks the pane it scrolls."""
 
@@ -394,6 +396,9 @@ class SentenceSet:
         """About `limit` sentences near `text`, half by spelling and half by sound (a cheap
         first pass: Whisper misspells what it half heard, and mishears alike-sounding words)."""
         query = " ".join(words(text))
+        kept = self._nearest.get((query, limit))
+        if kept is not None:
+            return list(kept)
         half = max(1, limit // 2)
         by_text = process.extract(query, self.sentences, scorer=fuzz.ratio, limit=half)
         by_sound = process.extract(sounds(query), self.sounds, scorer=fuzz.ratio, limit=limit)
@@ -403,6 +408,9 @@ class SentenceSet:
                 break
             if i not in found:
                 found.append(i)
+        if len(self._nearest) >= NEAREST_KEPT:
+            self._nearest.clear()
+        self._nearest[(query, limit)] = tuple(self.sentences[i] for i in found)
         return [self.sentences[i] for i in found]
 
     def framed(self, text: str, limit: int) -> list[str]:
@@ -514,14 +522,14 @@ class SentenceSet:
         """The sentences sorted, with their places: a sentence's followers are one run."""
         return sorted((s, i) for i, s in enumerate(self.sentences))
 
-    @property
+    @cached_property
     def _index(self) -> frozenset[str]:
-        return _index(self.sentences)
+        return frozenset(self.sentences)
 
-
-@lru_cache(maxsize=4)
-def _index(sentences: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(sentences)
+    @cached_property
+    def _nearest(self) -> dict[tuple[str, int], tuple[str, ...]]:
+        """`nearest`'s answers so far: the person says the same few commands on one screen."""
+        return {}
 
 
 def _spoken(name: str) -> str:

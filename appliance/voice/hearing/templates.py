@@ -117,24 +117,33 @@ def embedding_end(index: int) -> int:
 def warp(template: Floats, utterance: Floats) -> Floats:
     """Cost of aligning all of `template` with each prefix of `utterance` (entry j: its first
     j + 1 frames), every cell of the path counted (symmetric DTW), per step of the path."""
-    return _warp(template, utterance)[0]
+    return warps([template], utterance)[0][0]
 
 
-def _warp(template: Floats, utterance: Floats) -> tuple[Floats, Floats]:
-    """`warp`, and the cost of aligning all of `utterance` with each prefix of `template`."""
-    cost = 1.0 - np.asarray(template @ utterance.T, dtype=np.float64)
-    rows, cols = cost.shape
-    acc = np.cumsum(cost[0])
-    ends = [acc[-1]]
+def warps(templates: Sequence[Floats], utterance: Floats) -> list[tuple[Floats, Floats]]:
+    """`warp` of each template (none empty), and the cost of aligning all of `utterance` with
+    each prefix of it. The templates' rows are stepped through together: numpy's cost per call,
+    not the arithmetic, is what a template at a time spent."""
+    lengths = np.array([len(t) for t in templates])
+    count, rows, cols = len(templates), int(lengths.max(initial=0)), len(utterance)
+    cost = np.ones((count, rows, cols))
+    for k, template in enumerate(templates):
+        cost[k, :len(template)] = 1.0 - np.asarray(template @ utterance.T, dtype=np.float64)
+    acc = np.cumsum(cost[:, 0], axis=1) if rows else np.zeros((count, cols))
+    ends = np.zeros((count, rows))
+    ends[:, :1] = acc[:, -1:]
+    edge = np.full((count, 1), np.inf)
     for i in range(1, rows):
-        row = cost[i]
+        row = cost[:, i]
         # Down or diagonal into each cell, then any run along the utterance within the row.
-        into = np.minimum(acc, np.concatenate(([np.inf], acc[:-1]))) + row
-        run = np.cumsum(row)
-        acc = run + np.minimum.accumulate(into - run)
-        ends.append(acc[-1])
-    return (np.asarray(acc / (rows + np.arange(1, cols + 1)), dtype=np.float32),
-            np.asarray(np.asarray(ends) / (cols + np.arange(1, rows + 1)), dtype=np.float32))
+        into = np.minimum(acc, np.concatenate((edge, acc[:, :-1]), axis=1)) + row
+        run = np.cumsum(row, axis=1)
+        going = lengths > i  # a shorter template's last row is its answer
+        acc[going] = (run + np.minimum.accumulate(into - run, axis=1))[going]
+        ends[:, i] = acc[:, -1]
+    return [(np.asarray(acc[k] / (n + np.arange(1, cols + 1)), dtype=np.float32),
+             np.asarray(ends[k, :n] / (cols + np.arange(1, n + 1)), dtype=np.float32))
+            for k, n in enumerate(lengths)]
 
 
 def distance(template: Floats, utterance: Floats) -> float:
@@ -145,10 +154,17 @@ def distance(template: Floats, utterance: Floats) -> float:
 def fit(template: Floats, utterance: Floats) -> tuple[float, float]:
     """`distance`, and how near the utterance comes to the template's start: all of it aligned
     with the template's nearest prefix ("scroll" said is near the start of "scroll down")."""
-    if len(template) == 0 or len(utterance) == 0:
-        return math.inf, math.inf
-    whole, begun = _warp(template, utterance)
-    return float(whole[-1]), float(np.min(begun))
+    return fits([template], utterance)[0]
+
+
+def fits(templates: Sequence[Floats], utterance: Floats) -> list[tuple[float, float]]:
+    """`fit` of each template (an empty one, or an empty utterance, fits nowhere: inf)."""
+    out = [(math.inf, math.inf)] * len(templates)
+    kept = [k for k, t in enumerate(templates) if len(t)] if len(utterance) else []
+    for k, (whole, begun) in zip(kept, warps([templates[k] for k in kept], utterance),
+                                 strict=True):
+        out[k] = (float(whole[-1]), float(np.min(begun)))
+    return out
 
 
 @dataclass(frozen=True)
@@ -261,8 +277,9 @@ class TemplateSet:
         nearest: dict[str, float] = {}
         starts: dict[str, float] = {}
         takes: dict[str, int] = {}
-        for template in self.commands:
-            found, begun = fit(template.embeddings, utterance)
+        for template, (found, begun) in zip(
+                self.commands, fits([t.embeddings for t in self.commands], utterance),
+                strict=True):
             starts[template.phrase] = min(begun, starts.get(template.phrase, math.inf))
             if found < nearest.get(template.phrase, math.inf):
                 nearest[template.phrase], takes[template.phrase] = found, template.take
@@ -312,8 +329,9 @@ class TemplateSet:
         last = self._last_costs[0] if self._last_costs else None
         if last is not None and np.array_equal(last[0], embedded):
             return last[1]
-        costs = np.asarray(np.min(np.stack([warp(t.embeddings, embedded) for t in self.wake]),
-                                  axis=0), dtype=np.float32)
+        costs = np.asarray(np.min(np.stack(
+            [whole for whole, _ in warps([t.embeddings for t in self.wake], embedded)]), axis=0),
+            dtype=np.float32)
         self._last_costs[:] = [(embedded, costs)]
         return costs
 
