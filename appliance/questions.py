@@ -3,9 +3,8 @@ with. Pure."""
 
 from __future__ import annotations
 
-import re
-
 from appliance.desktop.resolve import best_name
+from appliance.intents.grammar.wording import words
 from appliance.intents.model import CONTROL_INTENTS, Intent, Sequence, Step, parse_intent
 from appliance.policy.validator import CONFIRM_BELOW
 from appliance.turn import Turn
@@ -29,13 +28,11 @@ UNDO_ALIKE = {"don't do that": "undo that", "dont do that": "undo that",
               "don't do it": "undo it", "dont do it": "undo it"}
 """How Whisper may write an undo as a "no", and the undo each may have been."""
 
-_SAID = re.compile(r"[a-z']+")
-
 
 def undo_alike(said: str) -> str | None:
     """The undo a spoken "no" with no question open may have been ("don't do that": "undo
     that"), or None."""
-    return UNDO_ALIKE.get(" ".join(_SAID.findall(said.casefold().replace("\u2019", "'"))))
+    return UNDO_ALIKE.get(" ".join(words(said.replace("\u2019", "'"))))
 
 
 def pick_option(answer: str, options: list[str]) -> str | None:

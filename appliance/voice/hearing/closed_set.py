@@ -410,8 +410,9 @@ class SentenceSet:
                 found.append(i)
         if len(self._nearest) >= NEAREST_KEPT:
             self._nearest.clear()
-        self._nearest[(query, limit)] = tuple(self.sentences[i] for i in found)
-        return [self.sentences[i] for i in found]
+        near = [self.sentences[i] for i in found]
+        self._nearest[(query, limit)] = tuple(near)
+        return near
 
     def framed(self, text: str, limit: int) -> list[str]:
         """At most `limit` dictation sentences near `text`, its middle words as the free text:
