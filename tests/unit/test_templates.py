@@ -60,16 +60,20 @@ def test_templates_warped_together_cost_what_each_costs_alone() -> None:
     assert fits([*takes, np.zeros((0, 96), np.float32)], said) == [
         *(fit(t, said) for t in takes), (np.inf, np.inf)]
     assert fits(takes, np.zeros((0, 96), np.float32)) == [(np.inf, np.inf)] * len(takes)
-    # The answers themselves, against the recurrence written out cell by cell.
-    take = takes[0]
-    cost = 1.0 - (take @ said.T).astype(np.float64)
-    acc = np.full((len(take) + 1, len(said) + 1), np.inf)
-    acc[0, 0] = 0.0
-    for i in range(1, len(take) + 1):
-        for j in range(1, len(said) + 1):
-            acc[i, j] = cost[i - 1, j - 1] + min(acc[i - 1, j], acc[i, j - 1], acc[i - 1, j - 1])
-    steps = len(take) + np.arange(1, len(said) + 1)
-    assert np.allclose(together[0][0], acc[-1, 1:] / steps, atol=1e-6)
+    # The answers themselves, against the recurrence written out cell by cell: each take's,
+    # shorter and longer than the others, both ways round.
+    for take, (whole, begun) in zip(takes, together, strict=True):
+        cost = 1.0 - (take @ said.T).astype(np.float64)
+        acc = np.full((len(take) + 1, len(said) + 1), np.inf)
+        acc[0, 0] = 0.0
+        for i in range(1, len(take) + 1):
+            for j in range(1, len(said) + 1):
+                acc[i, j] = cost[i - 1, j - 1] + min(acc[i - 1, j], acc[i, j - 1],
+                                                     acc[i - 1, j - 1])
+        assert np.allclose(whole, acc[-1, 1:] / (len(take) + np.arange(1, len(said) + 1)),
+                           atol=1e-6)
+        assert np.allclose(begun, acc[1:, -1] / (len(said) + np.arange(1, len(take) + 1)),
+                           atol=1e-6)
 
 
 def test_an_utterance_is_taken_only_within_its_bounds_and_on_the_screen() -> None:
