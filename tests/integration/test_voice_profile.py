@@ -1140,3 +1140,37 @@ def test_a_near_miss_the_spotter_doubts_is_left_to_whisper_by_the_takes(
     assert passed() == {**dict.fromkeys(misses), **theirs}
     monkeypatch.setattr(personal, "TAKES_SPOTTER_FLOOR", SPOTTER_VETO)
     assert passed() == {said: f"hey juniper {said.split(', ')[1]}" for said in misses} | theirs
+
+
+def test_the_spotter_scores_each_wake_take_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A take learned from use changes the profile after many commands; scoring every wake
+    take again (about 0.1 s each) would hold the next command's hearing. Only a wake take that
+    comes into use is scored, a new take under a deleted one's id too; with the wake takes
+    forgotten the spotter knows no voice."""
+    from appliance.voice.hearing.wake_spotter import WakeSpotter
+
+    profile, _, hearing = spotter_hearing(tmp_path, ("click send",))
+    scored: list[int] = []
+    score = WakeSpotter.score
+
+    def counted(self: WakeSpotter, pcm: bytes) -> float:
+        scored.append(len(pcm))
+        return score(self, pcm)
+
+    monkeypatch.setattr(WakeSpotter, "score", counted)
+    generation = profile.generation()
+    profile.learn("click send", espeak("click send", SAID_RATE))
+    profile.learn("click send", espeak("click send", 170))  # the second confirmation: in use
+    profile.learn("hey juniper", espeak("hey juniper", SAID_RATE), TakeKind.WAKE)  # pending
+    assert profile.generation() > generation
+    assert hearing.spotter_knows_voice() and scored == []
+    profile.learn("hey juniper", espeak("hey juniper", 170), TakeKind.WAKE)
+    assert hearing.spotter_knows_voice()
+    assert len(scored) == 2 and len(profile.wake_takes()) == len(ENROL_RATES) + 2
+    profile.forget("hey juniper")
+    for rate in ENROL_RATES:  # under the ids of the last takes deleted
+        profile.add("hey juniper", TakeKind.WAKE, espeak("hey juniper", rate))
+    assert hearing.spotter_knows_voice() and len(scored) == 2 + len(ENROL_RATES)
+    profile.forget("hey juniper")
+    assert not hearing.spotter_knows_voice()

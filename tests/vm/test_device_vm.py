@@ -189,7 +189,9 @@ def test_spoken_command_cut_by_kill_9_is_reported_after_the_restart(vm: DeviceVM
     assert vm.say_until(said, "open-notes", killed, tries=3, wait_s=300), (
         vm.sh("cat /tmp/kill.log; journalctl --no-pager -b _UID=$(id -u appliance) "
               "| grep -v -e ALSA -e 'lost audio' | tail -n 60; "
-              "journalctl --no-pager -b _UID=$(id -u appliance) | grep 'lost audio' | tail -n 3",
+              "journalctl --no-pager -b _UID=$(id -u appliance) | grep 'lost audio' | tail -n 3; "
+              # what holds the guest's CPU when nothing is heard
+              "ps -eo pid,pcpu,cputime,etime,args --sort=-pcpu | cut -c1-160 | head -n 12",
               timeout=120).out
     )
     vm.wait_ready(old_pid=before, timeout=600)

@@ -95,6 +95,21 @@ class PersonalOptions:
     frequent: Callable[[], list[str]] | None = None
 
 
+@dataclass(frozen=True)
+class SpotterScores:
+    """The wake spotter's log-odds for each of the person's wake takes in use, as of the
+    profile's `generation`; a take is known by its id and when it was made (an id is reused
+    once the last take is deleted)."""
+
+    generation: int
+    scores: dict[tuple[int, float], float]
+
+    @property
+    def knows_voice(self) -> bool:
+        """The spotter takes the person's own wake takes: it would not veto their wake phrase."""
+        return bool(self.scores) and float(np.median(list(self.scores.values()))) >= SPOTTER_VETO
+
+
 def fits_wake(templates: TemplateSet, pcm: bytes) -> bool:
     """Whether the utterance starts the way the person says their wake phrase, as far as their
     wake takes tell (True: no wake takes to tell by)."""
@@ -168,7 +183,7 @@ class PersonalHearing:
                                    wake_phrase=recognizer.wake_phrase)
                           if options.learning else None)
         self._take = 0  # the take that heard the last utterance the templates matched
-        self._spotter_knows: tuple[int, bool] | None = None  # (profile generation, verdict)
+        self._wake_scores: SpotterScores | None = None
         self._enrolling: Enrolling | None = None
         self._paused = False  # the enrolment is kept where it was while the person is heard
         self._room = bytearray()  # the room's sound heard so far, while it is listened to
@@ -370,18 +385,24 @@ class PersonalHearing:
         return spotter.score(pcm)
 
     def spotter_knows_voice(self) -> bool:
-        """Whether the wake spotter takes the person's own wake takes (scored once a profile
-        change, about 0.1 s a take: while the person speaks, by `warm`)."""
+        """Whether the wake spotter takes the person's own wake takes. A take is scored once
+        (about 0.1 s, while the person speaks, by `warm`): takes learned from use change the
+        profile after many commands, and scoring every wake take again would hold the next."""
         spotter = self.recognizer.spotter
         if spotter is None:
             return True
         generation = self.profile.generation()
-        if self._spotter_knows is None or self._spotter_knows[0] != generation:
-            scores = [spotter.score(bytes(int(PREROLL_S * RATE) * 2) + take)
-                      for take in self.profile.wake_audio()]
-            knows = bool(scores) and float(np.median(scores)) >= SPOTTER_VETO
-            self._spotter_knows = (generation, knows)
-        return self._spotter_knows[1]
+        known = self._wake_scores
+        if known is None or known.generation != generation:
+            before = {} if known is None else known.scores
+            lead = bytes(int(PREROLL_S * RATE) * 2)
+            scores: dict[tuple[int, float], float] = {}
+            for take in self.profile.wake_takes():
+                key = (take.id, take.created)
+                scores[key] = (before[key] if key in before
+                               else spotter.score(lead + self.profile.audio(take.id)))
+            known = self._wake_scores = SpotterScores(generation, scores)
+        return known.knows_voice
 
     def _transcript(self, found: TemplateMatch, pcm: bytes, ms: float,
                     doubt: str, in_full: bool, likely: bool = False) -> Transcript:

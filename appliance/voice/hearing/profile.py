@@ -345,9 +345,9 @@ class VoiceProfile:
         self._cached = (generation, templates)
         return templates
 
-    def wake_audio(self) -> list[bytes]:
-        """The enrolled takes of the wake phrase, as recorded."""
-        return [self.audio(t.id) for t in self.takes() if t.kind == TakeKind.WAKE and not t.pending]
+    def wake_takes(self) -> list[Take]:
+        """The wake phrase's takes in use (not pending)."""
+        return [t for t in self.takes() if t.kind == TakeKind.WAKE and not t.pending]
 
     def end_of_speech_s(self) -> float | None:
         """How long a silence ends this person's speech: their longest pause between words
