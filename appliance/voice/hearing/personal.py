@@ -385,9 +385,9 @@ class PersonalHearing:
         return spotter.score(pcm)
 
     def spotter_knows_voice(self) -> bool:
-        """Whether the wake spotter takes the person's own wake takes. A take is scored once
+        """Whether the wake spotter takes the person's own wake takes. Each is scored once
         (about 0.1 s, while the person speaks, by `warm`): takes learned from use change the
-        profile after many commands, and scoring every wake take again would hold the next."""
+        profile after many commands, and scoring them all again held the next one's hearing."""
         spotter = self.recognizer.spotter
         if spotter is None:
             return True
