@@ -1174,3 +1174,55 @@ def test_the_spotter_scores_each_wake_take_once(
     assert hearing.spotter_knows_voice() and len(scored) == 2 + len(ENROL_RATES)
     profile.forget("hey juniper")
     assert not hearing.spotter_knows_voice()
+
+
+def test_a_profile_changed_in_quiet_is_worked_out_before_the_person_speaks(
+        tmp_path: Path, loaded: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caregiver enrols two more wake takes from their page while the room is quiet: the
+    spotter scores them in the quiet, before the person's command, not while it is said."""
+    from appliance.voice.audio.sources import WavSource
+    from appliance.voice.commands import VoiceOptions, run_voice
+    from appliance.voice.hearing.personal import PersonalHearing
+    from appliance.voice.hearing.templates import speech
+    from appliance.voice.hearing.wake_spotter import WakeSpotter
+    from tests.integration.test_voice_pipeline import ScriptedSink
+
+    path = tmp_path / "journal.voice.sqlite"
+    profile = VoiceProfile(path)
+    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("select grandma", TakeKind.COMMAND)):
+        for rate in ENROL_RATES:
+            profile.add(phrase, kind, espeak(phrase, rate))
+    events: list[str] = []
+    score, warm = WakeSpotter.score, PersonalHearing.warm
+
+    def scored(self: WakeSpotter, pcm: bytes) -> float:
+        events.append("score")
+        return score(self, pcm)
+
+    def warmed(self: PersonalHearing, pcm: bytes) -> None:
+        events.append("warm")
+        warm(self, pcm)
+
+    monkeypatch.setattr(WakeSpotter, "score", scored)
+    monkeypatch.setattr(PersonalHearing, "warm", warmed)
+
+    class CaregiverEnrols(WavSource):
+        def read(self, samples: int) -> bytes | None:
+            if self._pos >= PIPELINE_RATE * 2 and "enrolled" not in events:
+                deadline = time.monotonic() + 120
+                while events.count("score") < len(ENROL_RATES) and time.monotonic() < deadline:
+                    time.sleep(0.01)  # the takes enrolled before are scored as the run starts
+                for rate in (140, 175):  # the caregiver's page writes the same file
+                    VoiceProfile(path).add("hey juniper", TakeKind.WAKE,
+                                           espeak("hey juniper", rate))
+                events.append("enrolled")
+            return super().read(samples)
+
+    said = speech(espeak("hey juniper select grandma", SAID_RATE))
+    sink = ScriptedSink()
+    run_voice(CaregiverEnrols(pcm=Pcm(silence(5) + said + silence(1.5), PIPELINE_RATE)), sink,
+              loaded, None, VoiceOptions(profile=path))
+    assert sink.texts == ["select grandma"]
+    enrolled, spoken = events.index("enrolled"), events.index("warm")
+    assert events[:enrolled].count("score") == len(ENROL_RATES)
+    assert events[enrolled:spoken].count("score") == 2, events

@@ -340,7 +340,7 @@ class PersonalHearing:
     def ready(self) -> None:
         """Work out what the profile needs once a change (its templates, how near the person's
         free speech comes to their wake takes, whether the spotter knows their voice): before
-        the first utterance, and while the person speaks after a change."""
+        the first utterance, now and then in quiet, and while the person speaks."""
         try:
             templates = self.profile.template_set()
             for noisy in (False, True):

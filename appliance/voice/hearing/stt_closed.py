@@ -41,6 +41,9 @@ log = logging.getLogger(__name__)
 WARM_BYTES = int(0.5 * RATE) * 2
 """How much more speech the person's takes embed ahead at a time, while the person speaks."""
 
+QUIET_LOOK_BYTES = int(2.0 * RATE) * 2
+"""How much quiet passes between two looks at the profile for a change to work out ahead."""
+
 
 
 def screen_reader(
@@ -87,6 +90,8 @@ class ClosedSetSTTService(WhisperSTTService):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._warmed = 0  # bytes of this segment the takes have embedded ahead
         self._warming: asyncio.Future[None] | None = None
+        self._quiet = 0  # bytes heard with no one speaking since the profile was last looked at
+        self._readying: asyncio.Future[None] | None = None
 
     def set_speaker(self, say: Callable[[str], None]) -> None:
         """How enrolment's prompts are said (queued as a reply is, the microphone muted)."""
@@ -138,6 +143,7 @@ class ClosedSetSTTService(WhisperSTTService):
             self._hearing.submit(_quietly_run, personal.room_sound, audio)
         async for frame in super().run_stt(audio):
             yield frame
+        self._ready_in_quiet(len(audio))
         self._warm_templates()
         spotter = self.recognizer.spotter
         heard = min(len(self._buffer), HEARD_BYTES)
@@ -149,6 +155,21 @@ class ClosedSetSTTService(WhisperSTTService):
             self._spotted = heard
             asyncio.get_running_loop().run_in_executor(
                 self._hearing, _quietly, spotter.score, bytes(self._buffer[:heard]))
+
+    def _ready_in_quiet(self, heard: int) -> None:
+        """While no one speaks, the profile is looked at now and then on the hearing thread: a
+        change (the caregiver's enrolment, a take learned from use) is worked out before the
+        person next speaks, not while they do."""
+        personal = self.personal
+        if personal is None or self._speaking or personal.enrolling:
+            self._quiet = 0
+            return
+        self._quiet += heard
+        if self._quiet < QUIET_LOOK_BYTES or (self._readying is not None
+                                              and not self._readying.done()):
+            return
+        self._quiet = 0
+        self._readying = asyncio.get_running_loop().run_in_executor(self._hearing, personal.ready)
 
     def _warm_templates(self) -> None:
         """Every WARM_BYTES of speech, the person's takes embed it so far, on the hearing thread:
