@@ -96,3 +96,28 @@ def test_a_pause_lasts_from_its_last_voiced_frame_to_the_next() -> None:
     frames = [True, True, False, False, False, False, True, False, False, False]
     assert pause_length(frames, 5 * FRAME_BYTES) == 80  # 4 quiet frames of 20 ms
     assert pause_length(frames, 10 * FRAME_BYTES) == NEVER  # quiet to the end
+
+
+def test_a_verifier_trained_on_the_takes_is_weighed_where_it_accepts_as_many_near_misses() -> None:
+    import numpy as np
+
+    from appliance_lab.bench.spoken.person_verifier import Scored, fit_logistic, report
+
+    rng = np.random.default_rng(0)
+    x = np.r_[rng.normal(1.0, 0.3, (20, 3)), rng.normal(-1.0, 0.3, (60, 3))]
+    y = np.r_[np.ones(20), np.zeros(60)]
+    w, b = fit_logistic(x, y, 1e-3)
+    assert ((x @ w + b > 0) == (y == 1)).all()  # two clouds apart are told apart
+
+    def row(kind: str, condition: str, spotter: float, hidden: float) -> Scored:
+        return Scored(kind, "v", condition, "line", spotter, hidden, 0.0)
+
+    near = [row("near", "clean", s, h) for s, h in [(9, 1), (5, 9), (1, 1), (0, 0)] * 5]
+    own = [row("own", "snr10", 8, 2), row("own", "clean", 10, 10), row("own", "snr5", 4, 0)]
+    found = report([*near, *own, row("talk", "clean", 9.5, 0)])
+    assert found["n"] == {"own": 3, "own_in_noise": 2, "near": 20, "talk": 1}
+    # At 5 % of near misses the level is their second highest score (ties: none above it).
+    by_spotter, by_hidden = found["spotter"][1], found["hidden"][1]
+    assert (by_spotter["level"], by_hidden["level"]) == (9, 9)
+    assert by_spotter["own_kept"]["count"] == 1 and by_spotter["talk_accepted"] == 1
+    assert by_hidden["own_in_noise_kept"]["count"] == 0 and by_hidden["near_accepted"]["count"] == 0

@@ -20,7 +20,7 @@ class VadSettings:
     min_speech_secs: float = 0.3
     min_volume: float = 0.0
     # After this much silence the STT may start on the audio so far (0: wait for the stop).
-    speculate_secs: float = 0.06
+    speculate_secs: float = 0.04
     # End the segment as soon as that early transcript is a command said in full (one that
     # nothing the screen allows goes on from with another meaning), not after stop_secs.
     end_when_said_in_full: bool = True
