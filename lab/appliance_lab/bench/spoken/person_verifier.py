@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from appliance.voice.hearing.profile import TakeKind, VoiceProfile
+from appliance.voice.hearing.stt_whisper import PREROLL_S, RATE
 from appliance.voice.hearing.take_audio import with_noise
 from appliance.voice.hearing.templates import speech
 from appliance.voice.hearing.wake_spotter import (
@@ -53,8 +54,8 @@ Floats = npt.NDArray[np.float64]
 
 CONDITIONS: tuple[ConditionName, ...] = ("clean", "snr10", "snr5", "reverb")
 """Slow speech left out: the spotter does not know the slow person's wake phrase at all."""
-PREROLL = bytes(int(0.3 * 16000) * 2)
-"""The pipeline's pre-roll before a segment (stt_whisper.PREROLL_S), before every clip."""
+PREROLL = bytes(int(PREROLL_S * RATE) * 2)
+"""The pipeline's pre-roll before a segment, before every clip."""
 CUTS = (0.45, 0.55, 0.65, 0.75)
 """How much of a wake take its cut-short negatives keep."""
 NEAR_ACCEPTED = (0.02, 0.05, 0.1)
@@ -135,7 +136,7 @@ def training_windows(spotter: WakeSpotter, profile: VoiceProfile,
     negatives = [spotter_windows(spotter, PREROLL + v)
                  for take in other for v in (take, with_noise(take, room=room))]
     if room is not None:
-        two_s = 64000
+        two_s = 2 * RATE * 2
         negatives += [spotter_windows(spotter, room[s:s + two_s])
                       for s in range(0, len(room) - two_s, two_s // 2)]
     rng = random.Random(seed)
@@ -215,7 +216,6 @@ def report(rows: list[Scored]) -> dict[str, Any]:
         for accepted in NEAR_ACCEPTED:
             ranked = sorted((getattr(r, name) for r in near), reverse=True)
             level = ranked[min(len(ranked) - 1, int(accepted * len(ranked)))]
-
             by_share.append({"near_accepted": share(_above(near, name, level), len(near)),
                              "level": round(level, 2),
                              "own_kept": share(_above(own, name, level), len(own)),
