@@ -121,3 +121,41 @@ def test_a_verifier_trained_on_the_takes_is_weighed_where_it_accepts_as_many_nea
     assert (by_spotter["level"], by_hidden["level"]) == (9, 9)
     assert by_spotter["own_kept"]["count"] == 1 and by_spotter["talk_accepted"] == 1
     assert by_hidden["own_in_noise_kept"]["count"] == 0 and by_hidden["near_accepted"]["count"] == 0
+
+
+def test_a_spotter_trained_on_more_babble_is_read_at_the_rule_s_levels_and_near_misses() -> None:
+    import numpy as np
+
+    from appliance_lab.bench.stats import level_accepting
+    from appliance_lab.tuning.wake_spotter_babble import kept_at, read_at_levels
+
+    assert level_accepting([float(v) for v in range(20)], 0.10) == 17.0  # two of 20 above it
+    score = np.array([9.0, 7.0, -3.0, 8.5, 1.0, -2.5, 3.0, 0.5], np.float32)
+    wake = np.array([True, True, True, False, False, False, False, False])
+    found = read_at_levels(score, wake)
+    assert found["wake sure"]["count"] == 1 and found["wake vetoed"]["count"] == 1
+    assert found["other sure"]["count"] == 1 and found["other not vetoed"]["count"] == 4
+    near = ~wake & (score > 0)  # 8.5, 1.0, 3.0, 0.5: at a quarter the level is 3.0
+    kept = kept_at(score, wake, near, 0.25)
+    assert kept["level"] == 3.0 and kept["count"] == 2 and kept["share"] == round(2 / 3, 3)
+
+
+def test_spotters_merged_give_the_mean_of_their_log_odds() -> None:
+    import numpy as np
+
+    from appliance.voice.hearing.wake_spotter import WakeSpotter
+    from appliance_lab.tuning.wake_spotter_babble import merged
+
+    rng = np.random.default_rng(1)
+    mean, scale = rng.normal(size=6).astype(np.float32), np.ones(6, np.float32)
+
+    def one(hidden: int) -> WakeSpotter:
+        return WakeSpotter("hey juniper", mean, scale,
+                           rng.normal(size=(6, hidden)).astype(np.float32),
+                           rng.normal(size=hidden).astype(np.float32),
+                           rng.normal(size=hidden).astype(np.float32), float(rng.normal()))
+
+    spotters = [one(4), one(4), one(4)]
+    x = rng.normal(size=(5, 6)).astype(np.float32)
+    expected = np.mean([s.logits(x) for s in spotters], axis=0)
+    assert np.allclose(merged(spotters).logits(x), expected, atol=1e-5)

@@ -36,6 +36,12 @@ def wilson(hits: int, n: int, z: float = Z95) -> tuple[float, float] | None:
     return round(max(0.0, centre - half), 3), round(min(1.0, centre + half), 3)
 
 
+def level_accepting(scores: list[float], accepted: float) -> float:
+    """The level above which about `accepted` of `scores` lie (none tied with it counted)."""
+    ranked = sorted(scores, reverse=True)
+    return ranked[min(len(ranked) - 1, int(accepted * len(ranked)))]
+
+
 def share(hits: int, n: int) -> dict[str, Any]:
     """A count of `n`, its share and its Wilson interval, as the reports give them."""
     return {"share": round(hits / n, 3) if n else None, "count": hits, "ci95": wilson(hits, n)}

@@ -233,7 +233,8 @@ def train(x: Floats, y: Floats, seed: int = 0) -> WakeSpotter:
                        params[0], params[1], params[2], float(params[3]))
 
 
-def _load(paths: list[str]) -> tuple[Floats, npt.NDArray[np.int64], list[dict[str, Any]]]:
+def load_features(paths: list[str]
+                  ) -> tuple[Floats, npt.NDArray[np.int64], list[dict[str, Any]]]:
     xs, lengths, meta = [], [], []
     for p in paths:
         with np.load(p) as data:
@@ -258,8 +259,8 @@ def woken(row: dict[str, Any], spot: float, rule: WakeRule) -> bool:
 
 def weigh(paths: list[str], extra_paths: list[str], row_path: str, alone_path: str,
           write: bool) -> None:
-    x, lengths, meta = _load(paths)
-    ex, elengths, emeta = _load(extra_paths)
+    x, lengths, meta = load_features(paths)
+    ex, elengths, emeta = load_features(extra_paths)
     wake = np.array([m["wake"] for m in meta])
     ewake = np.array([m["wake"] for m in emeta])
     rows: dict[tuple[str, int], dict[str, Any]] = {}

@@ -48,7 +48,7 @@ from appliance_lab.bench.spoken.personal import (
 from appliance_lab.bench.spoken.personal_bench import default_workdir
 from appliance_lab.bench.spoken.personal_fa import FA_CONDITIONS, FA_VARIANTS, lines
 from appliance_lab.bench.spoken.voices import Voice
-from appliance_lab.bench.stats import share
+from appliance_lab.bench.stats import level_accepting, share
 
 Floats = npt.NDArray[np.float64]
 
@@ -214,8 +214,7 @@ def report(rows: list[Scored]) -> dict[str, Any]:
     for name in SCORES:
         by_share = []
         for accepted in NEAR_ACCEPTED:
-            ranked = sorted((getattr(r, name) for r in near), reverse=True)
-            level = ranked[min(len(ranked) - 1, int(accepted * len(ranked)))]
+            level = level_accepting([getattr(r, name) for r in near], accepted)
             by_share.append({"near_accepted": share(_above(near, name, level), len(near)),
                              "level": round(level, 2),
                              "own_kept": share(_above(own, name, level), len(own)),

@@ -1,0 +1,236 @@
+"""Whether the wake spotter hears the wake phrase in babble better when trained on more of it
+(issue 44): the recipe of wake_spotter_train.py against the same recipe plus every training
+voice again in a wider babble, each weighed on tuning voices it was not trained on.
+
+The corpus's babble is four of the part's own espeak-ng voices; the spotter saw it under a
+third of its noisy clips. `features` makes the wider babble's clips: each tuning and extra voice
+saying its wake sentences and its speech without the wake phrase (near misses included) under
+talk of five extra voices not its own, at 10 and 5 dB. `compare` trains both recipes, with
+each seed and as one network of all the seeds merged, on three quarters of the tuning voices
+(and every extra voice) and scores the left-out quarter's own clips (wake_rule_tune.py's, in the
+corpus's conditions and babble), four times over.
+    python -m appliance_lab.tuning.wake_spotter_babble features --shard 0/2 > b0.npz
+    python -m appliance_lab.tuning.wake_spotter_babble compare t0.npz t1.npz a.npz \
+        --extra x0.npz x1.npz n0.npz n1.npz --babble b0.npz b1.npz --seeds 0,1,2,3,4
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from appliance.voice.audio.pcm import PIPELINE_RATE
+from appliance.voice.hearing.closed_whisper import SPOTTER_SURE, SPOTTER_VETO
+from appliance.voice.hearing.wake_spotter import WakeSpotter
+from appliance_lab.bench.spoken.conditions import CONDITIONS, babble_at, make_babble, mix_at_snr
+from appliance_lab.bench.spoken.corpus import (
+    as_sentence,
+    cached_pcm,
+    clean_speech,
+    load_part,
+    noise_for,
+    with_wake,
+)
+from appliance_lab.bench.spoken.voices import Voice
+from appliance_lab.bench.stats import level_accepting, share
+from appliance_lab.tuning.wake_clips import NEAR_MISSES, VAD_TAIL, non_wake_lines, tuning_sentences
+from appliance_lab.tuning.wake_rule_tune import Clip
+from appliance_lab.tuning.wake_spotter_train import (
+    MORE_NEAR_MISSES,
+    extra_voices,
+    features,
+    load_features,
+    scored,
+    train,
+    training_windows,
+)
+
+SNRS = (10.0, 5.0)
+"""The wider babble's levels: the bench's two noisy conditions."""
+TALKERS, BABBLES = 5, 4
+FOLDS = 4
+RECIPES = ("as trained", "with the wider babble")
+
+Floats = npt.NDArray[np.float32]
+
+
+@cache
+def wide_babbles() -> tuple[tuple[frozenset[str], np.ndarray], ...]:
+    """BABBLES babbles of TALKERS extra espeak-ng voices each (none in two), every talker
+    saying the tuning part's lines without the wake phrase in its own order."""
+    talkers = [v for v, shift in extra_voices() if shift is None]
+    lines = [*load_part("tune").non_wake, *MORE_NEAR_MISSES[:8]]
+    gap = bytes(int(0.15 * PIPELINE_RATE) * 2)
+    out = []
+    for b in range(BABBLES):
+        group = talkers[b * TALKERS:(b + 1) * TALKERS]
+        streams = []
+        for i, voice in enumerate(group):
+            order = lines[i:] + lines[:i]
+            streams.append(b"".join(clean_speech(voice, as_sentence(line)) + gap
+                                    for line in order))
+        out.append((frozenset(v.label for v in group), make_babble(streams)))
+    return tuple(out)
+
+
+def _in_babble(voice: Voice, text: str, snr: float, n: int) -> bytes:
+    doc = [voice.model_dump(), text, snr, n, "wide-babble"]
+    key = hashlib.sha256(json.dumps(doc).encode()).hexdigest()[:24]
+
+    def make() -> bytes:
+        speech = clean_speech(voice, text)
+        others = [b for talkers, b in wide_babbles() if voice.label not in talkers]
+        sound = others[n % len(others)]
+        seconds = len(speech) / 2 / PIPELINE_RATE + 0.6
+        return mix_at_snr(speech, babble_at(sound, seconds, int(key[:8], 16)), snr)
+
+    return cached_pcm(key, make)
+
+
+def babble_clips() -> Iterator[Clip]:
+    """Every tuning voice (12 wake sentences, its lines without the wake phrase) and every
+    extra voice without a shift (8 wake sentences, 12 lines, every near miss), in the wider
+    babble at each of SNRS."""
+    sentences = tuning_sentences()
+    said: list[tuple[Voice, bool, str]] = []
+    for n, voice in enumerate(load_part("tune").voices):
+        rng = random.Random(100 + n)
+        said += [(voice, True, s) for s in rng.sample(sentences, 12)]
+        said += [(voice, False, line) for line in non_wake_lines()]
+    lines = [*load_part("tune").non_wake, *NEAR_MISSES]
+    for n, (voice, shift) in enumerate(extra_voices()):
+        if shift is not None:
+            continue
+        rng = random.Random(200 + n)
+        said += [(voice, True, s) for s in rng.sample(sentences, 8)]
+        said += [(voice, False, line) for line in rng.sample(lines, 12)]
+        said += [(voice, False, line) for line in (*NEAR_MISSES, *MORE_NEAR_MISSES)]
+    for n, (voice, wake, words) in enumerate(said):
+        text = with_wake(words) if wake else as_sentence(words)
+        for snr in SNRS:
+            yield (wake, voice.label, f"babble{int(snr)}", "", words,
+                   _in_babble(voice, text, snr, n) + VAD_TAIL)
+
+
+def read_at_levels(score: Floats, wake: npt.NDArray[np.bool_]) -> dict[str, dict[str, Any]]:
+    """Wake phrases and other speech at the `spotter` rule's two levels."""
+    other = ~wake
+    return {"wake sure": share(int((score[wake] >= SPOTTER_SURE).sum()), int(wake.sum())),
+            "wake vetoed": share(int((score[wake] < SPOTTER_VETO).sum()), int(wake.sum())),
+            "other sure": share(int((score[other] >= SPOTTER_SURE).sum()), int(other.sum())),
+            "other not vetoed": share(int((score[other] >= SPOTTER_VETO).sum()), int(other.sum()))}
+
+
+def kept_at(score: Floats, among: npt.NDArray[np.bool_], near: npt.NDArray[np.bool_],
+             accepted: float) -> dict[str, Any]:
+    """Wake phrases `among` above the level that takes `accepted` of the near misses."""
+    level = level_accepting([float(s) for s in score[near]], accepted)
+    return {**share(int((score[among] > level).sum()), int(among.sum())),
+            "level": round(level, 2)}
+
+
+def _heard_through(voice: Voice, said: str, cond: str) -> str:
+    """The condition, and in noise which noise: "snr10 babble"."""
+    named = next(c for c in CONDITIONS if c.name == cond)
+    # wake_rule_tune.clips names a lone wake phrase's words "", its noise "hey juniper"'s.
+    noise = noise_for(voice, said or "hey juniper", named)
+    return f"{cond} {noise}" if noise else cond
+
+
+def merged(spotters: list[WakeSpotter]) -> WakeSpotter:
+    """One network whose log-odds are the mean of `spotters`' (trained on the same data, so the
+    same scaling): their hidden units side by side, each output weight shared out."""
+    k = len(spotters)
+    return WakeSpotter(spotters[0].phrase, spotters[0].mean, spotters[0].scale,
+                       np.concatenate([s.hidden for s in spotters], axis=1),
+                       np.concatenate([s.hidden_bias for s in spotters]),
+                       (np.concatenate([s.out for s in spotters]) / k).astype(np.float32),
+                       float(np.mean([s.out_bias for s in spotters])))
+
+
+def _report(score: Floats, wake: npt.NDArray[np.bool_], conds: npt.NDArray[np.str_],
+            near: npt.NDArray[np.bool_]) -> dict[str, Any]:
+    """At the rule's levels, in all and by condition; then at shares of near misses."""
+    out: dict[str, Any] = {"all": read_at_levels(score, wake)}
+    for cond in sorted(set(conds)):
+        out[str(cond)] = read_at_levels(score[conds == cond], wake[conds == cond])
+    for accepted in (0.02, 0.05, 0.10):
+        out[f"kept where {accepted:.0%} of near misses pass"] = {
+            name: kept_at(score, wake & (np.char.find(conds, among) >= 0), near, accepted)
+            for name, among in (("all", ""), ("in noise", "snr"), ("in babble", "babble"))}
+    return out
+
+
+def compare(paths: list[str], extra_paths: list[str], babble_paths: list[str],
+            seeds: list[int]) -> None:
+    x, lengths, meta = load_features(paths)
+    ex, elengths, emeta = load_features(extra_paths)
+    bx, blengths, bmeta = load_features(babble_paths)
+    wake = np.array([m["wake"] for m in meta])
+    ewake = np.array([m["wake"] for m in emeta])
+    bwake = np.array([m["wake"] for m in bmeta])
+    voices = np.array([m["voice"] for m in meta])
+    evoices = np.array([m["voice"].split("~")[0] for m in emeta])
+    bvoices = np.array([m["voice"] for m in bmeta])
+    tuning = sorted(set(voices))
+    names = [f"{recipe}, {which}" for recipe in RECIPES
+             for which in [f"seed {s}" for s in seeds] + ["merged"] * (len(seeds) > 1)]
+    scores = {name: np.zeros(len(meta), np.float32) for name in names}
+    for fold in range(FOLDS):
+        out = tuning[fold::FOLDS]
+        rest = ~np.isin(voices, out)
+        other = ~np.isin(evoices, out)
+        brest = ~np.isin(bvoices, out)
+        base = (np.r_[x[rest], ex[other]], np.r_[lengths[rest], elengths[other]],
+                np.r_[wake[rest], ewake[other]])
+        more = (np.r_[base[0], bx[brest]], np.r_[base[1], blengths[brest]],
+                np.r_[base[2], bwake[brest]])
+        for recipe, data in zip(RECIPES, (base, more), strict=True):
+            windows = training_windows(*data)
+            spotters = [train(*windows, seed=s) for s in seeds]
+            for s, spotter in zip(seeds, spotters, strict=True):
+                scores[f"{recipe}, seed {s}"][~rest] = scored(spotter, x[~rest], lengths[~rest])
+            if len(spotters) > 1:
+                scores[f"{recipe}, merged"][~rest] = scored(merged(spotters), x[~rest],
+                                                            lengths[~rest])
+        print(f"fold {fold + 1} of {FOLDS} left out: {', '.join(out)}", file=sys.stderr,
+              flush=True)
+    by_label = {v.label: v for v in load_part("tune").voices}
+    conds = np.array([_heard_through(by_label[m["voice"]], m["said"], m["cond"]) for m in meta])
+    near = np.array([m["said"] in NEAR_MISSES for m in meta]) & ~wake
+    print(json.dumps({"n": {"wake": int(wake.sum()), "other": int((~wake).sum()),
+                            "near misses": int(near.sum())},
+                      **{name: _report(score, wake, conds, near)
+                         for name, score in scores.items()}}, indent=1))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    f = sub.add_parser("features")
+    f.add_argument("--shard", default="0/1")
+    c = sub.add_parser("compare")
+    c.add_argument("paths", nargs="+")
+    c.add_argument("--extra", nargs="+", required=True)
+    c.add_argument("--babble", nargs="+", required=True)
+    c.add_argument("--seeds", default="0", help="comma-separated; more than one adds a merged")
+    args = ap.parse_args()
+    if args.cmd == "features":
+        shard, shards = (int(v) for v in args.shard.split("/"))
+        features(babble_clips(), shard, shards, "babble")
+    else:
+        compare(args.paths, args.extra, args.babble,
+                [int(v) for v in args.seeds.split(",")])
+
+
+if __name__ == "__main__":
+    main()
