@@ -31,7 +31,13 @@ import numpy.typing as npt
 from appliance.voice.audio.pcm import PIPELINE_RATE
 from appliance.voice.hearing.closed_whisper import SPOTTER_SURE, SPOTTER_VETO
 from appliance.voice.hearing.wake_spotter import WakeSpotter
-from appliance_lab.bench.spoken.conditions import CONDITIONS, babble_at, make_babble, mix_at_snr
+from appliance_lab.bench.spoken.conditions import (
+    CONDITIONS,
+    babble_at,
+    make_babble,
+    mix_at_snr,
+    noise_seconds,
+)
 from appliance_lab.bench.spoken.corpus import (
     as_sentence,
     cached_pcm,
@@ -90,8 +96,7 @@ def _in_babble(voice: Voice, text: str, snr: float, n: int) -> bytes:
         speech = clean_speech(voice, text)
         others = [b for talkers, b in wide_babbles() if voice.label not in talkers]
         sound = others[n % len(others)]
-        seconds = len(speech) / 2 / PIPELINE_RATE + 0.6
-        return mix_at_snr(speech, babble_at(sound, seconds, int(key[:8], 16)), snr)
+        return mix_at_snr(speech, babble_at(sound, noise_seconds(speech), int(key[:8], 16)), snr)
 
     return cached_pcm(key, make)
 

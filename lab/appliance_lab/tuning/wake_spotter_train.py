@@ -42,6 +42,7 @@ from appliance_lab.bench.spoken.conditions import (
     CONDITIONS,
     babble_at,
     mix_at_snr,
+    noise_seconds,
     reverberate,
     sox_noise,
 )
@@ -131,7 +132,7 @@ def _extra_clip(voice: Voice, shift: Shift, text: str, said: str, cond_name: str
         if cond.snr_db is None or noise is None:
             pad = bytes(int(0.3 * RATE) * 2)
             return pad + speech + pad
-        seconds, seed = len(speech) / 2 / RATE + 0.6, int(key[:8], 16)
+        seconds, seed = noise_seconds(speech), int(key[:8], 16)
         made = (babble_at(babble("tune"), seconds, seed) if noise == "babble"
                 else sox_noise(noise, seconds, seed))
         return mix_at_snr(speech, made, cond.snr_db)

@@ -77,6 +77,11 @@ def sox_noise(kind: Literal["pink", "brown"], seconds: float, seed: int) -> np.n
     return x[start : start + int(seconds * PIPELINE_RATE)]
 
 
+def noise_seconds(speech: bytes) -> float:
+    """How long a noise must be to lie under the words (PCM16) and PAD_S either side of them."""
+    return len(speech) / 2 / PIPELINE_RATE + 2 * PAD_S
+
+
 def babble_at(babble: np.ndarray, seconds: float, seed: int) -> np.ndarray:
     n = int(seconds * PIPELINE_RATE)
     reps = int(np.ceil((n + 1) / max(len(babble), 1))) + 1

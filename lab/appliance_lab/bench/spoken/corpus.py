@@ -27,6 +27,7 @@ from appliance_lab.bench.spoken.conditions import (
     babble_at,
     make_babble,
     mix_at_snr,
+    noise_seconds,
     reverberate,
     sox_noise,
     trim_silence,
@@ -211,7 +212,7 @@ def heard_in(part: Part, speech: bytes, condition: Condition, noise: NoiseKind |
     pad = bytes(int(0.3 * PIPELINE_RATE) * 2)
     if condition.snr_db is None or noise is None:
         return pad + speech + pad
-    seconds = len(speech) / 2 / PIPELINE_RATE + 0.6
+    seconds = noise_seconds(speech)
     sound = (babble_at(babble(part), seconds, seed) if noise == "babble"
              else sox_noise(noise, seconds, seed))
     return mix_at_snr(speech, sound, condition.snr_db)
