@@ -15,11 +15,13 @@ from __future__ import annotations
 import json
 import shutil
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from appliance.voice.audio.pcm import PIPELINE_RATE, Pcm, write_wav
 from appliance_lab.bench.vm import REPO, STORE, DeviceVM, build_image
 from tests.integration.test_voice_profile import ENROL_RATES, SAID_RATE, espeak
 
@@ -142,11 +144,28 @@ print("killed", pid, "while doing", turns[0].steps[-1].target, flush=True)
 # spoken corpus's tuning part at rates the command is then not said at.
 WAKE_RATES = (125, 135, 160, 175, 185)
 
+# What the person's takes alone make of the command, from the file rather than the microphone:
+# under software emulation beside a busy host the microphone can lose audio, and then Whisper,
+# not the takes, hears what is left.
+HEARD_BY_TAKES = """
+from pathlib import Path
+from appliance.journal.store import voice_profile_path
+from appliance.voice.audio.pcm import load_wav
+from appliance.voice.hearing.personal import TAKES_SPOTTER_FLOOR
+from appliance.voice.hearing.profile import VoiceProfile
+from appliance.voice.hearing.stt_whisper import PREROLL_S, RATE
+from appliance.voice.hearing.wake_spotter import WakeSpotter
+lead = bytes(int(PREROLL_S * RATE) * 2)  # the pre-roll the microphone's segments start with
+pcm = lead + load_wav(Path("/tmp/said.wav")).data + lead
+found = VoiceProfile(voice_profile_path(STORE)).template_set().hear(pcm, lambda phrase: True)
+spotter = WakeSpotter.load("hey juniper")
+print(json.dumps({"phrase": found and found.phrase, "wake": found and found.wake,
+                  "spot": spotter and spotter.score(pcm), "floor": TAKES_SPOTTER_FLOOR}))
+"""
+
 
 def _enrol(vm: DeviceVM, phrase: str | None, said: str, rates: tuple[int, ...]) -> None:
     """`appliance enroll` in the guest, as the appliance's user, from espeak-ng takes."""
-    from appliance.voice.audio.pcm import PIPELINE_RATE, Pcm, write_wav
-
     files = []
     for rate in rates:
         name = f"/tmp/take-{(phrase or 'wake').replace(' ', '-')}-{rate}.wav"
@@ -163,12 +182,21 @@ def _enrol(vm: DeviceVM, phrase: str | None, said: str, rates: tuple[int, ...]) 
 @pytest.mark.timeout(2400)
 def test_spoken_command_cut_by_kill_9_is_reported_after_the_restart(vm: DeviceVM) -> None:
     """"hey juniper open notes" said into the microphone after the person's voice was
-    enrolled: the unit hears it by the person's own takes (no Whisper pass, which takes minutes
-    under software emulation) and launches Notes, a slow-starting app
-    (images/rootfs/test/etc/appliance/apps), then waits for its window; kill -9 meanwhile; the
-    restarted unit marks the turn interrupted and says so; the journal verifies."""
+    enrolled: the person's takes in the guest hear it (from the file), and so, most times, does
+    the unit (else Whisper, which takes minutes under software emulation); it launches Notes, a
+    slow-starting app (images/rootfs/test/etc/appliance/apps), then waits for its window;
+    kill -9 meanwhile; the restarted unit marks the turn interrupted and says so; the journal
+    verifies."""
     _enrol(vm, None, "hey juniper", WAKE_RATES)
     _enrol(vm, "open notes", "open notes", ENROL_RATES)
+    said = espeak("hey juniper open notes", SAID_RATE)
+    write_wav(vm.work / "said.wav", Pcm(said, PIPELINE_RATE))
+    vm.put("/tmp/said.wav", (vm.work / "said.wav").read_bytes())
+    by_takes = vm.journal_py(f"STORE = {STORE!r}\n{HEARD_BY_TAKES}", timeout=300)
+    assert by_takes.ok, by_takes.out + by_takes.err
+    found = json.loads(by_takes.out.strip().splitlines()[-1])
+    assert (found["phrase"], found["wake"]) == ("open notes", True), found
+    assert found["spot"] is not None and found["spot"] >= found["floor"], found
     before = vm.appliance_pid()
     # The unit says "Ready." first, its microphone muted meanwhile: a command said then is lost.
     ready = vm.wait_for(f"journalctl -b -o cat _PID={before} "
@@ -185,7 +213,6 @@ def test_spoken_command_cut_by_kill_9_is_reported_after_the_restart(vm: DeviceVM
     def killed() -> bool:
         return "killed" in vm.sh("cat /tmp/kill.log").out
 
-    said = espeak("hey juniper open notes", SAID_RATE)
     assert vm.say_until(said, "open-notes", killed, tries=3, wait_s=300), (
         vm.sh("cat /tmp/kill.log; journalctl --no-pager -b _UID=$(id -u appliance) "
               "| grep -v -e ALSA -e 'lost audio' | tail -n 60; "
@@ -201,8 +228,12 @@ def test_spoken_command_cut_by_kill_9_is_reported_after_the_restart(vm: DeviceVM
     notices = json.loads(turns.out.strip() or "[]")
     assert any("interrupted" in n and "Notes" in n for n in notices), turns.out + turns.err
     audit = vm.sh(f"appliance audit --json --store {STORE}", user=True, timeout=120)
-    engines = [e["data"]["engine"] for e in json.loads(audit.out) if e["event"] == "Heard"]
-    assert engines[-1:] == ["closed:templates"], engines
+    heard = [e["data"] for e in json.loads(audit.out) if e["event"] == "Heard"]
+    assert heard and heard[-1]["engine"] in ("closed:templates", "closed:whisper"), heard
+    if heard[-1]["engine"] != "closed:templates":
+        lost = vm.sh("journalctl --no-pager -b _UID=$(id -u appliance) | grep -c 'lost audio'")
+        warnings.warn(f"the unit heard it by Whisper, not the takes: {heard[-1]}; "
+                      f"{lost.out.strip()} log lines of lost audio", stacklevel=1)
     verified = vm.sh(f"appliance audit verify --store {STORE}", user=True)
     assert verified.ok, verified.out + verified.err
 
