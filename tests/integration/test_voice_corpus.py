@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from appliance.voice.audio.pcm import PIPELINE_RATE, pcm16_to_float
+from appliance.voice.audio.pcm import PIPELINE_RATE, Pcm, load_wav, pcm16_to_float, write_wav
 from appliance_lab.bench.spoken.conditions import (
     CONDITIONS,
     PAD_S,
@@ -19,6 +19,7 @@ from appliance_lab.bench.spoken.conditions import (
     mix_at_snr,
     reverberate,
     snr_db,
+    sox,
     sox_noise,
 )
 from appliance_lab.bench.spoken.corpus import cached_pcm, clean_speech, items, load_part
@@ -124,6 +125,21 @@ def test_reverb_changes_the_audio() -> None:
     # ...and the tail rings on after the dry words ended.
     end = pad + len(speech) // 2
     assert np.abs(wet[end : end + pad // 2]).max() > 0.01
+
+
+@needs_tts
+def test_a_clip_made_again_is_the_same_clip(tmp_path: Path) -> None:
+    """sox's dither is drawn anew each run unless it is told to repeat: a cache made again on
+    a fresh machine would then not be the clips the figures were measured on."""
+    speech = clean_speech(Voice(engine="espeak", name="en-us"), "Hey juniper, click send.")
+    assert reverberate(speech, 70) == reverberate(speech, 70)
+    dry = tmp_path / "dry.wav"
+    write_wav(dry, Pcm(speech, PIPELINE_RATE))
+    made = []
+    for n in range(2):
+        sox(str(dry), str(tmp_path / f"{n}.wav"), "tempo", "-s", "0.8", "pitch", "-150")
+        made.append(load_wav(tmp_path / f"{n}.wav").data)
+    assert made[0] == made[1] != speech
 
 
 @needs_tts

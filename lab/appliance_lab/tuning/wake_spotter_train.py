@@ -24,7 +24,6 @@ import hashlib
 import io
 import json
 import random
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -44,6 +43,7 @@ from appliance_lab.bench.spoken.conditions import (
     mix_at_snr,
     noise_seconds,
     reverberate,
+    sox,
     sox_noise,
 )
 from appliance_lab.bench.spoken.corpus import (
@@ -112,8 +112,7 @@ def _shifted(pcm: bytes, shift: Shift) -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
         src, dst = Path(tmp) / "a.raw", Path(tmp) / "b.raw"
         src.write_bytes(pcm)
-        subprocess.run(["sox", *fmt, str(src), *fmt, str(dst), "pitch", str(shift[0]),
-                        "tempo", str(shift[1])], check=True, capture_output=True)
+        sox(*fmt, str(src), *fmt, str(dst), "pitch", str(shift[0]), "tempo", str(shift[1]))
         return dst.read_bytes()
 
 

@@ -64,14 +64,19 @@ def snr_db(speech: np.ndarray, noise: np.ndarray) -> float:
     return 10.0 * float(np.log10(power(speech) / max(power(noise), 1e-20)))
 
 
+def sox(*args: str) -> None:
+    """Run sox repeatably (-R): its dither is otherwise drawn anew each run, and a clip made
+    again would not equal its cached copy."""
+    subprocess.run(["sox", "-R", *args], check=True, capture_output=True)
+
+
 def sox_noise(kind: Literal["pink", "brown"], seconds: float, seed: int) -> np.ndarray:
-    """sox-synthesized coloured noise; sox's -R makes it repeatable, the seed picks an offset."""
+    """sox-synthesized coloured noise; the seed picks an offset."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "n.wav"
         total = seconds + 1.0 + (seed % 97) / 10
-        subprocess.run(["sox", "-R", "-n", "-r", str(PIPELINE_RATE), "-c", "1", "-b", "16",
-                        str(out), "synth", f"{total:.2f}", f"{kind}noise"],
-                       check=True, capture_output=True)
+        sox("-n", "-r", str(PIPELINE_RATE), "-c", "1", "-b", "16", str(out), "synth",
+            f"{total:.2f}", f"{kind}noise")
         x = pcm16_to_float(load_wav(out).data)
     start = int((seed % 97) / 10 * PIPELINE_RATE)
     return x[start : start + int(seconds * PIPELINE_RATE)]
@@ -124,6 +129,6 @@ def reverberate(speech: bytes, reverberance: int) -> bytes:
         dry, wet = Path(tmp) / "dry.wav", Path(tmp) / "wet.wav"
         write_wav(dry, Pcm(pad + speech + pad, PIPELINE_RATE))
         # reverberance %, HF damping %, room scale %, stereo depth, pre-delay ms, wet gain dB
-        subprocess.run(["sox", str(dry), str(wet), "reverb", str(reverberance), "50", "100",
-                        "100", "10", "0", "gain", "-n", "-1"], check=True, capture_output=True)
+        sox(str(dry), str(wet), "reverb", str(reverberance), "50", "100", "100", "10", "0",
+            "gain", "-n", "-1")
         return load_wav(wet).data

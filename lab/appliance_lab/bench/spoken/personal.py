@@ -22,7 +22,6 @@ import itertools
 import os
 import random
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from appliance_lab.bench.spoken.conditions import (
     NoiseKind,
     babble_at,
     reverberate,
+    sox,
     trim_silence,
 )
 from appliance_lab.bench.spoken.corpus import (
@@ -122,7 +122,7 @@ def _sox(pcm: bytes, effects: list[str]) -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
         src, out = Path(tmp) / "in.wav", Path(tmp) / "out.wav"
         write_wav(src, Pcm(pcm, PIPELINE_RATE))
-        subprocess.run(["sox", str(src), str(out), *effects], check=True, capture_output=True)
+        sox(str(src), str(out), *effects)
         return load_wav(out).data
 
 
