@@ -5,9 +5,9 @@ unit of that session listening on ALSA's loopback (snd-aloop) as its microphone,
 web page is a system unit. Then: kill -9 is restarted; SIGSTOP is caught by the watchdog; the
 plug is pulled during a burst of turns (`appliance say` on the GTK app over AT-SPI) and the
 journal, after the next boot, verifies and holds every turn seen committed before. The person's
-voice is enrolled with `appliance enroll`, a command said into the loopback microphone (aplay in
-the guest) is heard by the appliance's own unit through their takes and carried out, and kill -9
-in the middle of it is reported after the restart.
+voice is enrolled with `appliance enroll` and its takes hear a command from a file, the same
+command said into the loopback microphone (aplay in the guest) is heard by the appliance's own
+unit and carried out, and kill -9 in the middle of it is reported after the restart.
 """
 
 from __future__ import annotations
