@@ -122,13 +122,20 @@ def mix_at_snr(speech: bytes, noise: np.ndarray, target_db: float) -> bytes:
     return float_to_pcm16(mixed.astype(np.float32))
 
 
+def through_sox(pcm: bytes, *effects: str) -> bytes:
+    """The audio (PCM16 at the pipeline's rate) through sox's `effects`."""
+    if not effects:
+        return pcm
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "in.wav", Path(tmp) / "out.wav"
+        write_wav(src, Pcm(pcm, PIPELINE_RATE))
+        sox(str(src), str(out), *effects)
+        return load_wav(out).data
+
+
 def reverberate(speech: bytes, reverberance: int) -> bytes:
     """The words in a room: sox `reverb` (wet and dry), padded so the tail is heard."""
     pad = bytes(int(PAD_S * PIPELINE_RATE) * 2)
-    with tempfile.TemporaryDirectory() as tmp:
-        dry, wet = Path(tmp) / "dry.wav", Path(tmp) / "wet.wav"
-        write_wav(dry, Pcm(pad + speech + pad, PIPELINE_RATE))
-        # reverberance %, HF damping %, room scale %, stereo depth, pre-delay ms, wet gain dB
-        sox(str(dry), str(wet), "reverb", str(reverberance), "50", "100", "100", "10", "0",
-            "gain", "-n", "-1")
-        return load_wav(wet).data
+    # reverberance %, HF damping %, room scale %, stereo depth, pre-delay ms, wet gain dB
+    return through_sox(pad + speech + pad, "reverb", str(reverberance), "50", "100", "100",
+                       "10", "0", "gain", "-n", "-1")

@@ -22,7 +22,6 @@ import itertools
 import os
 import random
 import shutil
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +30,7 @@ from typing import Literal
 import numpy as np
 import yaml
 
-from appliance.voice.audio.pcm import PIPELINE_RATE, Pcm, float_to_pcm16, load_wav, write_wav
+from appliance.voice.audio.pcm import PIPELINE_RATE, float_to_pcm16
 from appliance.voice.errors import BadTake
 from appliance.voice.hearing.profile import FREE_SPEECH, THE_ROOM, TakeKind, VoiceProfile
 from appliance_lab.bench.spoken.conditions import (
@@ -40,7 +39,7 @@ from appliance_lab.bench.spoken.conditions import (
     NoiseKind,
     babble_at,
     reverberate,
-    sox,
+    through_sox,
     trim_silence,
 )
 from appliance_lab.bench.spoken.corpus import (
@@ -116,16 +115,6 @@ TEST: dict[Style, tuple[Variant, ...]] = {
 }
 
 
-def _sox(pcm: bytes, effects: list[str]) -> bytes:
-    if not effects:
-        return pcm
-    with tempfile.TemporaryDirectory() as tmp:
-        src, out = Path(tmp) / "in.wav", Path(tmp) / "out.wav"
-        write_wav(src, Pcm(pcm, PIPELINE_RATE))
-        sox(str(src), str(out), *effects)
-        return load_wav(out).data
-
-
 def _effects(variant: Variant, tremolo: bool = True) -> list[str]:
     effects: list[str] = []
     if variant.tempo != 1.0:
@@ -148,16 +137,16 @@ def said(voice: Voice, text: str, variant: Variant, seed: int = 0) -> bytes:
 
     def make() -> bytes:
         if variant.gaps is None:
-            return trim_silence(_sox(clean_speech(voice, text), _effects(variant)))
+            return trim_silence(through_sox(clean_speech(voice, text), *_effects(variant)))
         rng = random.Random(seed)
         out = bytearray()
         words = _words(text)
         for n, word in enumerate(words):
-            out += trim_silence(_sox(clean_speech(voice, word), _effects(variant, False)))
+            out += trim_silence(through_sox(clean_speech(voice, word), *_effects(variant, False)))
             if n + 1 < len(words):
                 out += bytes(int(rng.uniform(*variant.gaps) * PIPELINE_RATE) * 2)
         tremolo = _effects(Variant(tremolo=variant.tremolo))
-        return trim_silence(_sox(bytes(out), tremolo))
+        return trim_silence(through_sox(bytes(out), *tremolo))
 
     return cached_pcm(cache_key(doc), make)
 
