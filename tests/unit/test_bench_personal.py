@@ -140,6 +140,29 @@ def test_a_spotter_trained_on_more_babble_is_read_at_the_rule_s_levels_and_near_
     assert kept["level"] == 3.0 and kept["count"] == 2 and kept["share"] == round(2 / 3, 3)
 
 
+def test_the_candidates_levels_let_through_as_many_clips_as_the_products() -> None:
+    import numpy as np
+
+    from appliance_lab.tuning.wake_spotter_babble import reread_levels
+
+    # The product's spotter: 4 of 8 other clips at or above -2, 2 at or above 2; the
+    # candidate ranks them alike, on half the scale.
+    other_product = np.array([-5.0, -4.0, -3.0, -2.5, -1.0, 1.0, 3.0, 5.0], np.float32)
+    wake_product = np.array([9.0, 7.0, 0.0], np.float32)
+    product = np.r_[other_product, wake_product]
+    candidate = product / 2
+    other = np.r_[np.ones(8, bool), np.zeros(3, bool)]
+    found = reread_levels(product, candidate, other, ~other)
+    assert found["SPOTTER_VETO"]["candidate"] == -0.88  # between -1.25 and -0.5
+    assert found["TAKES_SPOTTER_FLOOR"]["candidate"] == 1.0  # between 0.5 and 1.5
+    for level in ("SPOTTER_VETO", "TAKES_SPOTTER_FLOOR"):
+        entry = found[level]
+        assert entry["candidate: other passed"]["count"] == entry["product: other passed"]["count"]
+    sure = found["SPOTTER_SURE"]  # on the line through (-2, -0.875) and (2, 1.0)
+    assert sure["candidate"] == 3.81 and sure["candidate: wake kept"]["count"] == 1
+    assert found["highest other"] == {"product": 5.0, "candidate": 2.5}
+
+
 def test_spotters_merged_give_the_mean_of_their_log_odds() -> None:
     import numpy as np
 

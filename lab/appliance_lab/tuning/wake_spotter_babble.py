@@ -8,10 +8,16 @@ saying its wake sentences and its speech without the wake phrase (near misses in
 talk of five extra voices not its own, at 10 and 5 dB. `compare` trains both recipes, with
 each seed and as one network of all the seeds merged, on three quarters of the tuning voices
 (and every extra voice) and scores the left-out quarter's own clips (wake_rule_tune.py's, in the
-corpus's conditions and babble), four times over.
+corpus's conditions and babble), four times over; with `--levels`, it also reads the levels the
+merged network of the wider babble needs to let through the same shares of the tuning voices'
+other speech as the product's spotter (seed 0 as trained) does at `SPOTTER_VETO` and
+`TAKES_SPOTTER_FLOOR`, and `SPOTTER_SURE` on the straight line through those two (no speech
+without the wake phrase reaches it). `write` trains that merged network on every voice.
     python -m appliance_lab.tuning.wake_spotter_babble features --shard 0/2 > b0.npz
     python -m appliance_lab.tuning.wake_spotter_babble compare t0.npz t1.npz a.npz \
-        --extra x0.npz x1.npz n0.npz n1.npz --babble b0.npz b1.npz --seeds 0,1,2,3,4
+        --extra x0.npz x1.npz n0.npz n1.npz --babble b0.npz b1.npz --seeds 0,1,2,3,4 [--levels]
+    python -m appliance_lab.tuning.wake_spotter_babble write t0.npz t1.npz a.npz \
+        --extra x0.npz x1.npz n0.npz n1.npz --babble b0.npz b1.npz --seeds 0,1,2,3,4 --to S.npz
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import random
 import sys
 from collections.abc import Iterator
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,6 +37,7 @@ import numpy.typing as npt
 
 from appliance.voice.audio.pcm import PIPELINE_RATE
 from appliance.voice.hearing.closed_whisper import SPOTTER_SURE, SPOTTER_VETO
+from appliance.voice.hearing.personal import TAKES_SPOTTER_FLOOR
 from appliance.voice.hearing.wake_spotter import WakeSpotter
 from appliance_lab.bench.spoken.conditions import (
     CONDITIONS,
@@ -175,8 +183,59 @@ def _report(score: Floats, wake: npt.NDArray[np.bool_], conds: npt.NDArray[np.st
     return out
 
 
+def reread_levels(product: Floats, candidate: Floats, other: npt.NDArray[np.bool_],
+                  wake: npt.NDArray[np.bool_]) -> dict[str, Any]:
+    """The candidate's levels letting through the same `other` clips as the product's
+    spotter at `SPOTTER_VETO` and `TAKES_SPOTTER_FLOOR`; `SPOTTER_SURE` on the line through
+    them; beside each, the wake phrases kept by both."""
+    read: dict[str, tuple[float, float]] = {}  # the product's level, the candidate's
+    for name, level in (("SPOTTER_VETO", SPOTTER_VETO),
+                        ("TAKES_SPOTTER_FLOOR", TAKES_SPOTTER_FLOOR)):
+        passed = int((product[other] >= level).sum())
+        ranked = np.sort(candidate[other])[::-1]
+        # Halfway between the last clip let through and the first not.
+        read[name] = (level, float(ranked[passed - 1] + ranked[passed]) / 2)
+    (low, low_new), (high, high_new) = read["SPOTTER_VETO"], read["TAKES_SPOTTER_FLOOR"]
+    read["SPOTTER_SURE"] = (SPOTTER_SURE, low_new + (high_new - low_new) / (high - low)
+                            * (SPOTTER_SURE - low))
+    levels: dict[str, Any] = {name: {"product": old, "candidate": round(new, 2)}
+                              for name, (old, new) in read.items()}
+    for entry in levels.values():
+        for who, score in (("product", product), ("candidate", candidate)):
+            entry[f"{who}: wake kept"] = share(int((score[wake] >= entry[who]).sum()),
+                                               int(wake.sum()))
+            entry[f"{who}: other passed"] = share(int((score[other] >= entry[who]).sum()),
+                                                  int(other.sum()))
+    levels["highest other"] = {"product": round(float(product[other].max()), 2),
+                               "candidate": round(float(candidate[other].max()), 2)}
+    return levels
+
+
+def _training_data(paths: list[str], extra_paths: list[str], babble_paths: list[str]
+                   ) -> tuple[tuple[Floats, npt.NDArray[np.int64], npt.NDArray[np.bool_]], ...]:
+    """The tuning clips, the extra voices' and the wider babble's: features, lengths, wake."""
+    out = []
+    for group in (paths, extra_paths, babble_paths):
+        x, lengths, meta = load_features(group)
+        out.append((x, lengths, np.array([m["wake"] for m in meta])))
+    return tuple(out)
+
+
+def write(paths: list[str], extra_paths: list[str], babble_paths: list[str], seeds: list[int],
+          to: Path) -> None:
+    """The wider babble's recipe, one network per seed on every voice, merged, saved to `to`."""
+    groups = _training_data(paths, extra_paths, babble_paths)
+    windows = training_windows(*(np.concatenate(part) for part in zip(*groups, strict=True)))
+    spotters = []
+    for s in seeds:
+        spotters.append(train(*windows, seed=s))
+        print(f"seed {s} trained", file=sys.stderr, flush=True)
+    (merged(spotters) if len(spotters) > 1 else spotters[0]).save(to)
+    print(f"wrote {to}", file=sys.stderr)
+
+
 def compare(paths: list[str], extra_paths: list[str], babble_paths: list[str],
-            seeds: list[int]) -> None:
+            seeds: list[int], levels: bool = False) -> None:
     x, lengths, meta = load_features(paths)
     ex, elengths, emeta = load_features(extra_paths)
     bx, blengths, bmeta = load_features(babble_paths)
@@ -212,8 +271,11 @@ def compare(paths: list[str], extra_paths: list[str], babble_paths: list[str],
     by_label = {v.label: v for v in load_part("tune").voices}
     conds = np.array([_heard_through(by_label[m["voice"]], m["said"], m["cond"]) for m in meta])
     near = np.array([m["said"] in NEAR_MISSES for m in meta]) & ~wake
+    reread = ({"levels re-read": reread_levels(scores[f"{RECIPES[0]}, seed 0"],
+                                               scores[f"{RECIPES[1]}, merged"], ~wake, wake)}
+              if levels else {})
     print(json.dumps({"n": {"wake": int(wake.sum()), "other": int((~wake).sum()),
-                            "near misses": int(near.sum())},
+                            "near misses": int(near.sum())}, **reread,
                       **{name: _report(score, wake, conds, near)
                          for name, score in scores.items()}}, indent=1))
 
@@ -223,18 +285,30 @@ def main() -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("features")
     f.add_argument("--shard", default="0/1")
-    c = sub.add_parser("compare")
-    c.add_argument("paths", nargs="+")
-    c.add_argument("--extra", nargs="+", required=True)
-    c.add_argument("--babble", nargs="+", required=True)
-    c.add_argument("--seeds", default="0", help="comma-separated; more than one adds a merged")
+    for name in ("compare", "write"):
+        c = sub.add_parser(name)
+        c.add_argument("paths", nargs="+")
+        c.add_argument("--extra", nargs="+", required=True)
+        c.add_argument("--babble", nargs="+", required=True)
+        c.add_argument("--seeds", default="0",
+                       help="comma-separated; more than one adds (or writes) a merged network")
+        if name == "compare":
+            c.add_argument("--levels", action="store_true",
+                           help="re-read the rule's levels for the merged wider babble (seed 0 "
+                                "and at least one more)")
+        else:
+            c.add_argument("--to", type=Path, required=True)
     args = ap.parse_args()
+    seeds = [int(v) for v in args.seeds.split(",")] if args.cmd != "features" else []
     if args.cmd == "features":
         shard, shards = (int(v) for v in args.shard.split("/"))
         features(babble_clips(), shard, shards, "babble")
+    elif args.cmd == "write":
+        write(args.paths, args.extra, args.babble, seeds, args.to)
     else:
-        compare(args.paths, args.extra, args.babble,
-                [int(v) for v in args.seeds.split(",")])
+        if args.levels and (0 not in seeds or len(seeds) < 2):
+            sys.exit("--levels needs seed 0 and at least one more (--seeds 0,1,...)")
+        compare(args.paths, args.extra, args.babble, seeds, args.levels)
 
 
 if __name__ == "__main__":
