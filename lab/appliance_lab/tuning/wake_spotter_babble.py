@@ -235,7 +235,8 @@ def write(paths: list[str], extra_paths: list[str], babble_paths: list[str], see
 
 
 def compare(paths: list[str], extra_paths: list[str], babble_paths: list[str],
-            seeds: list[int], levels: bool = False) -> None:
+            seeds: list[int], levels: bool = False, keep: Path | None = None) -> None:
+    """The report on stdout; `keep`: every left-out clip's scores, by recipe, and its meta."""
     x, lengths, meta = load_features(paths)
     ex, elengths, emeta = load_features(extra_paths)
     bx, blengths, bmeta = load_features(babble_paths)
@@ -271,6 +272,9 @@ def compare(paths: list[str], extra_paths: list[str], babble_paths: list[str],
     by_label = {v.label: v for v in load_part("tune").voices}
     conds = np.array([_heard_through(by_label[m["voice"]], m["said"], m["cond"]) for m in meta])
     near = np.array([m["said"] in NEAR_MISSES for m in meta]) & ~wake
+    if keep is not None:
+        np.savez(keep, names=np.array(list(scores)), scores=np.stack(list(scores.values())),
+                 meta=np.array([json.dumps(m) for m in meta]))
     reread = ({"levels re-read": reread_levels(scores[f"{RECIPES[0]}, seed 0"],
                                                scores[f"{RECIPES[1]}, merged"], ~wake, wake)}
               if levels else {})
@@ -296,6 +300,7 @@ def main() -> None:
             c.add_argument("--levels", action="store_true",
                            help="re-read the rule's levels for the merged wider babble (seed 0 "
                                 "and at least one more)")
+            c.add_argument("--scores", type=Path, help="keep every left-out clip's scores here")
         else:
             c.add_argument("--to", type=Path, required=True)
     args = ap.parse_args()
@@ -308,7 +313,7 @@ def main() -> None:
     else:
         if args.levels and (0 not in seeds or len(seeds) < 2):
             sys.exit("--levels needs seed 0 and at least one more (--seeds 0,1,...)")
-        compare(args.paths, args.extra, args.babble, seeds, args.levels)
+        compare(args.paths, args.extra, args.babble, seeds, args.levels, args.scores)
 
 
 if __name__ == "__main__":
