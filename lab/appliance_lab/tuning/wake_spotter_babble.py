@@ -28,6 +28,7 @@ import json
 import random
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -189,10 +190,10 @@ def reread_levels(product: Floats, candidate: Floats, other: npt.NDArray[np.bool
     spotter at `SPOTTER_VETO` and `TAKES_SPOTTER_FLOOR`; `SPOTTER_SURE` on the line through
     them; beside each, the wake phrases kept by both."""
     read: dict[str, tuple[float, float]] = {}  # the product's level, the candidate's
+    ranked = np.sort(candidate[other])[::-1]
     for name, level in (("SPOTTER_VETO", SPOTTER_VETO),
                         ("TAKES_SPOTTER_FLOOR", TAKES_SPOTTER_FLOOR)):
         passed = int((product[other] >= level).sum())
-        ranked = np.sort(candidate[other])[::-1]
         # Halfway between the last clip let through and the first not.
         read[name] = (level, float(ranked[passed - 1] + ranked[passed]) / 2)
     (low, low_new), (high, high_new) = read["SPOTTER_VETO"], read["TAKES_SPOTTER_FLOOR"]
@@ -211,21 +212,31 @@ def reread_levels(product: Floats, candidate: Floats, other: npt.NDArray[np.bool
     return levels
 
 
-def _training_data(paths: list[str], extra_paths: list[str], babble_paths: list[str]
-                   ) -> tuple[tuple[Floats, npt.NDArray[np.int64], npt.NDArray[np.bool_]], ...]:
-    """The tuning clips, the extra voices' and the wider babble's: features, lengths, wake."""
-    out = []
-    for group in (paths, extra_paths, babble_paths):
-        x, lengths, meta = load_features(group)
-        out.append((x, lengths, np.array([m["wake"] for m in meta])))
-    return tuple(out)
+@dataclass(frozen=True)
+class Clips:
+    """One group's features (`load_features`), whether each clip holds the wake phrase, and
+    its voice (a shifted extra voice's as the voice it was shifted from)."""
+
+    x: Floats
+    lengths: npt.NDArray[np.int64]
+    wake: npt.NDArray[np.bool_]
+    voices: npt.NDArray[np.str_]
+    meta: list[dict[str, Any]]
+
+
+def load_clips(paths: list[str]) -> Clips:
+    x, lengths, meta = load_features(paths)
+    return Clips(x, lengths, np.array([m["wake"] for m in meta]),
+                 np.array([m["voice"].split("~")[0] for m in meta]), meta)
 
 
 def write(paths: list[str], extra_paths: list[str], babble_paths: list[str], seeds: list[int],
           to: Path) -> None:
     """The wider babble's recipe, one network per seed on every voice, merged, saved to `to`."""
-    groups = _training_data(paths, extra_paths, babble_paths)
-    windows = training_windows(*(np.concatenate(part) for part in zip(*groups, strict=True)))
+    groups = [load_clips(group) for group in (paths, extra_paths, babble_paths)]
+    windows = training_windows(np.concatenate([g.x for g in groups]),
+                               np.concatenate([g.lengths for g in groups]),
+                               np.concatenate([g.wake for g in groups]))
     spotters = []
     for s in seeds:
         spotters.append(train(*windows, seed=s))
@@ -237,15 +248,10 @@ def write(paths: list[str], extra_paths: list[str], babble_paths: list[str], see
 def compare(paths: list[str], extra_paths: list[str], babble_paths: list[str],
             seeds: list[int], levels: bool = False, keep: Path | None = None) -> None:
     """The report on stdout; `keep`: every left-out clip's scores, by recipe, and its meta."""
-    x, lengths, meta = load_features(paths)
-    ex, elengths, emeta = load_features(extra_paths)
-    bx, blengths, bmeta = load_features(babble_paths)
-    wake = np.array([m["wake"] for m in meta])
-    ewake = np.array([m["wake"] for m in emeta])
-    bwake = np.array([m["wake"] for m in bmeta])
-    voices = np.array([m["voice"] for m in meta])
-    evoices = np.array([m["voice"].split("~")[0] for m in emeta])
-    bvoices = np.array([m["voice"] for m in bmeta])
+    tune, extra, babble = (load_clips(group) for group in (paths, extra_paths, babble_paths))
+    x, lengths, wake, voices, meta = tune.x, tune.lengths, tune.wake, tune.voices, tune.meta
+    ex, elengths, ewake, evoices = extra.x, extra.lengths, extra.wake, extra.voices
+    bx, blengths, bwake, bvoices = babble.x, babble.lengths, babble.wake, babble.voices
     tuning = sorted(set(voices))
     names = [f"{recipe}, {which}" for recipe in RECIPES
              for which in [f"seed {s}" for s in seeds] + ["merged"] * (len(seeds) > 1)]
