@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
@@ -151,9 +152,13 @@ def choice_rivals(phrase: str, sentences: SentenceSet, enrolled: Collection[str]
 def may_end_at_match(found: TemplateMatch, sentences: SentenceSet) -> bool:
     """Whether the takes' match may end the utterance at the pause it was heard in, once the
     person has been quiet a while: not how another phrase begins, and no sentence of the screen
-    goes on from it. An answer never does: in slow speech "hey" alone passes for "yes"."""
+    goes on from it. An answer only when said alone and not how the person's wake phrase
+    begins: in slow speech "hey" alone passes for "yes" (unknown without their wake takes)."""
+    if sentences.intent_of(found.phrase) in ANSWERS and (
+            found.wake or math.isinf(found.wake_start)
+            or found.distance > END_START_RATIO * found.wake_start):
+        return False
     return (found.distance <= END_START_RATIO * found.start
-            and sentences.intent_of(found.phrase) not in ANSWERS
             and sentences.said_in_full(found.phrase) and not sentences.runs_on(found.phrase))
 
 

@@ -190,6 +190,7 @@ class TemplateMatch:
     take: int = 0  # the nearest take's id in the profile
     close: tuple[str, ...] = ()  # other phrases not clearly farther (RIVAL_RATIO), nearest first
     start: float = math.inf  # how near it comes to the start of another phrase's take (`fit`)
+    wake_start: float = math.inf  # and of a wake take, when heard without the wake phrase
 
     @property
     def decided(self) -> bool:
@@ -293,7 +294,10 @@ class TemplateSet:
             return None
         close = tuple(other for other in ranked[1:] if best > RIVAL_RATIO * nearest[other])
         start = min((starts[other] for other in ranked[1:]), default=math.inf)
-        return TemplateMatch(phrase, wake, best, bound, rival, takes[phrase], close, start)
+        wake_start = (math.inf if wake or not self.wake else
+                      min(begun for _, begun in fits([t.embeddings for t in self.wake], utterance)))
+        return TemplateMatch(phrase, wake, best, bound, rival, takes[phrase], close, start,
+                             wake_start)
 
     def wake_fit(self, pcm: bytes) -> float | None:
         """How far the utterance's start is from the person's nearest wake take, in units of
