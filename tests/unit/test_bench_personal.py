@@ -182,3 +182,24 @@ def test_spotters_merged_give_the_mean_of_their_log_odds() -> None:
     x = rng.normal(size=(5, 6)).astype(np.float32)
     expected = np.mean([s.logits(x) for s in spotters], axis=0)
     assert np.allclose(merged(spotters).logits(x), expected, atol=1e-5)
+
+
+def test_window_answers_count_only_answers_to_a_question_asked() -> None:
+    from appliance_lab.bench.spoken.window_answers import pairs as window_pairs
+    from appliance_lab.bench.spoken.window_answers import summary
+
+    chosen = window_pairs("tune", 2)
+    assert {word for _ask, word, _v in chosen} == {"yes", "no"}
+    assert all(ask.phrase == "click send" and ask.scene == "messages" for ask, _w, _v in chosen)
+
+    def row(asked: bool, outcome: str, ms: float | None) -> dict[str, Any]:
+        return {"condition": "slow", "asked": asked, "outcome": outcome, "latency_ms": ms,
+                "vad_ms": ms}
+
+    rows = [row(True, "right", 100.0), row(True, "right", 900.0), row(True, "wrong", 50.0),
+            row(True, "missed", None), row(False, "missed", None)]
+    slow = summary(rows)["slow"]
+    assert slow["answers_asked_for"] == 4 and slow["wrong"] == 1
+    assert slow["right_at_once"]["count"] == 2
+    assert slow["end_of_speech_to_action_ms"]["n"] == 2
+    assert summary(rows)["clean"]["answers_asked_for"] == 0

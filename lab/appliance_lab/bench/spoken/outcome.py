@@ -75,9 +75,10 @@ def outcome_of(report: TurnReport) -> dict[str, Any]:
 
 class SceneSink:
     """The real SessionSink, each turn on a fresh copy of one scene; records what each turn
-    did. Replies are not spoken (the bench measures hearing and acting) and ask nothing."""
+    did. Replies are not spoken (the bench measures hearing and acting) and, unless `asks`,
+    open no listening window for an answer."""
 
-    def __init__(self, scene: str, workdir: Path) -> None:
+    def __init__(self, scene: str, workdir: Path, asks: bool = False) -> None:
         from appliance.intents.grammar import GrammarPlanner
         from appliance.wiring import open_journal
 
@@ -87,6 +88,7 @@ class SceneSink:
         self.inner = SessionSink(journal, self._desktop, GrammarPlanner(), self._record)
         self.turns: list[Turn] = []
         self._utterance: Utterance | None = None
+        self._asks = asks
 
     @contextmanager
     def _desktop(self) -> Iterator[SimDesktop]:
@@ -107,7 +109,7 @@ class SceneSink:
     def handle(self, utterance: Utterance) -> Reply:
         self._utterance = utterance
         reply = self.inner.handle(utterance)
-        return Reply(reply.turn_id, "", False)
+        return Reply(reply.turn_id, "", self._asks and reply.expects_answer)
 
     def spoke(self, turn_id: str, text: str, timings: dict[str, float]) -> None:
         self.inner.spoke(turn_id, text, timings)

@@ -65,9 +65,11 @@ class RunResult:
 
 def run_clips(scene: str, clips: list[bytes], recognizer: str, pace: float | None,
               on_turn: Callable[[], None] | None = None,
-              vad: VadSettings | None = None, profile: Path | None = None) -> RunResult:
+              vad: VadSettings | None = None, profile: Path | None = None,
+              asks: bool = False) -> RunResult:
     """Feed `clips` (16 kHz PCM16), separated by GAP_S of silence, through one pipeline;
-    `profile`: with the person's voice profile (appliance/voice/hearing/profile.py)."""
+    `profile`: with the person's voice profile (appliance/voice/hearing/profile.py); `asks`:
+    a question opens its listening window (`SceneSink`)."""
     from appliance.voice.commands import engines, run_voice
 
     gap = bytes(int(GAP_S * PIPELINE_RATE) * 2)
@@ -80,7 +82,7 @@ def run_clips(scene: str, clips: list[bytes], recognizer: str, pace: float | Non
         pcm += gap
     audio = Pcm(bytes(pcm), PIPELINE_RATE)
     with tempfile.TemporaryDirectory() as tmp:
-        sink = SceneSink(scene, Path(tmp))
+        sink = SceneSink(scene, Path(tmp), asks)
         stats = run_voice(WavSource(pcm=audio), sink, engines(progress=False), None,
                           voice_options(recognizer, pace, vad, profile),
                           on_event=(lambda _reply: on_turn()) if on_turn else None)
