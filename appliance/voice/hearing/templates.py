@@ -213,9 +213,10 @@ class TemplateSet:
     wake_spread: float | None = None
     others: list[Template] = field(default_factory=list)  # the person talking freely
     _other_fits: dict[bool, float | None] = field(default_factory=dict)
-    # The last utterance's costs against the wake takes: a pause's check for the wake phrase
-    # alone, the split after it and `hear`'s own check all read the same ones.
-    _last_costs: list[tuple[Floats, Floats]] = field(default_factory=list)
+    # The last utterance's costs against the wake takes, and how near it comes to their start:
+    # a pause's check for the wake phrase alone, the split after it and `hear`'s own check
+    # all read the same ones.
+    _last_costs: list[tuple[Floats, Floats, float]] = field(default_factory=list)
 
     @classmethod
     def of(cls, commands: Iterable[Template], wake: Iterable[Template] = (),
@@ -294,8 +295,7 @@ class TemplateSet:
             return None
         close = tuple(other for other in ranked[1:] if best > RIVAL_RATIO * nearest[other])
         start = min((starts[other] for other in ranked[1:]), default=math.inf)
-        wake_start = (math.inf if wake or not self.wake else
-                      min(begun for _, begun in fits([t.embeddings for t in self.wake], utterance)))
+        wake_start = math.inf if wake or not self.wake else self._wake_warped(utterance)[1]
         return TemplateMatch(phrase, wake, best, bound, rival, takes[phrase], close, start,
                              wake_start)
 
@@ -330,14 +330,19 @@ class TemplateSet:
 
     def _wake_costs(self, embedded: Floats) -> Floats:
         """For each prefix of the utterance, its cost against the nearest wake take."""
+        return self._wake_warped(embedded)[0]
+
+    def _wake_warped(self, embedded: Floats) -> tuple[Floats, float]:
+        """`_wake_costs`, and how near the utterance comes to the start of a wake take (`fit`)."""
         last = self._last_costs[0] if self._last_costs else None
         if last is not None and np.array_equal(last[0], embedded):
-            return last[1]
-        costs = np.asarray(np.min(np.stack(
-            [whole for whole, _ in warps([t.embeddings for t in self.wake], embedded)]), axis=0),
-            dtype=np.float32)
-        self._last_costs[:] = [(embedded, costs)]
-        return costs
+            return last[1], last[2]
+        warped = warps([t.embeddings for t in self.wake], embedded)
+        costs = np.asarray(np.min(np.stack([whole for whole, _ in warped]), axis=0),
+                           dtype=np.float32)
+        start = min(float(np.min(begun)) for _, begun in warped)
+        self._last_costs[:] = [(embedded, costs, start)]
+        return costs, start
 
     def wake_split(self, pcm: bytes) -> tuple[bytes, bytes] | None:
         """The utterance's wake phrase and the words after it, split where the person's wake
