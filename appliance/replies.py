@@ -183,6 +183,14 @@ def _unnamed(step: Step) -> Step:
     return step.model_copy(update={"target": "that"}) if hasattr(step, "target") else step
 
 
+ASKED_AGAIN = "I'm not sure that was a yes."
+"""Said before the question again, when a yes was heard doubtfully."""
+
+
+def asked_again(prompt: str) -> str:
+    return f"{ASKED_AGAIN} {prompt}"
+
+
 def declined(intent_step: Step | None) -> str:
     if intent_step is None:
         return "Okay, cancelled."

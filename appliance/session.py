@@ -51,7 +51,7 @@ from appliance.journal.shared import (
     replace_question,
     time_out,
 )
-from appliance.policy.doubts import Doubt
+from appliance.policy.doubts import Doubt, doubt_reason
 from appliance.policy.recheck import recheck_step
 from appliance.policy.validator import (
     HIDDEN_WORDS,
@@ -63,7 +63,15 @@ from appliance.policy.validator import (
 )
 from appliance.questions import FORGOTTEN, first_step, pick_option, stored_intent, undo_alike
 from appliance.recorded import state_json
-from appliance.replies import answer_text, confirmation, declined, did, marks_said, verb
+from appliance.replies import (
+    answer_text,
+    asked_again,
+    confirmation,
+    declined,
+    did,
+    marks_said,
+    verb,
+)
 from appliance.settings import Settings
 from appliance.turn import Outcome, Turn
 from appliance.undo import changed_since, restore_action
@@ -277,6 +285,8 @@ class Session:
             choice = pick_option(text, pending.options)
             if choice is not None:
                 return self._which(pending, choice, text, snapshot, heard)
+        if pending is not None and kind == "confirm" and heard.doubt:
+            return self._ask_again(pending, text, plan, heard)
         if pending is not None and kind in ("confirm", "deny", "cancel"):
             by = trigger  # "voice", "text" (typed), "switch": how the answer came
             return self._answer(pending, text, plan, kind == "confirm", heard, by)
@@ -492,15 +502,7 @@ class Session:
         by: str = "voice",
     ) -> TurnReport | None:
         """None when another process answered, declined or timed out the question first."""
-        answer = dump_intent(plan.intent) if plan.intent else None
-        latency = round(plan.latency_ms, 3)
-        pending.answer(
-            text, heard.engine, heard.confidence, heard.timings,
-            answer, plan.planner, plan.model, latency, list(plan.notes),
-        )
-        report = TurnReport(
-            transcript=text, intent=answer, turn_id=pending.id.hex, planner=plan.planner
-        )
+        report = self._answered(pending, text, plan, heard)
         original = stored_intent(pending)
         if not yes:
             pending.decline(by=by)
@@ -524,6 +526,39 @@ class Session:
         if verdict.decision not in (Decision.execute, Decision.confirm):
             return self._finish(pending, report, Outcome.rejected, "That can't be done now.")
         return self._act(pending, report, verdict, start=pending.resume_step, confirmed=True)
+
+    def _ask_again(
+        self, pending: Turn, text: str, plan: Plan, heard: Recognition
+    ) -> TurnReport | None:
+        """A yes heard doubtfully is no yes: the question is asked again and stays open. None
+        when another process answered, declined or timed out the question first."""
+        report = self._answered(pending, text, plan, heard, doubt_reason(heard.doubt))
+        timeout = self._settings.confirm_timeout_s
+        pending.ask_confirmation(pending.prompt, self.clock() + timeout, pending.resume_step,
+                                 pending.options)
+        spoken = asked_again(pending.prompt)
+        self._speak(pending, spoken)
+        if not self._claim(pending):
+            return None
+        report.decision, report.spoken, report.expects_answer = (
+            Outcome.clarify if pending.options else Outcome.needs_confirmation, spoken, True)
+        report.reasons = [doubt_reason(heard.doubt)]
+        report.marks = self._marks.model_dump(mode="json") if self._marks else None
+        return report
+
+    def _answered(
+        self, pending: Turn, text: str, plan: Plan, heard: Recognition, *notes: str
+    ) -> TurnReport:
+        """Record what was heard as the answer and what the planner made of it."""
+        answer = dump_intent(plan.intent) if plan.intent else None
+        latency = round(plan.latency_ms, 3)
+        pending.answer(
+            text, heard.engine, heard.confidence, heard.timings,
+            answer, plan.planner, plan.model, latency, [*plan.notes, *notes],
+        )
+        return TurnReport(
+            transcript=text, intent=answer, turn_id=pending.id.hex, planner=plan.planner
+        )
 
     # -- acting ------------------------------------------------------------------------
 

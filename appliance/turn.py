@@ -151,8 +151,9 @@ class Turn(Aggregate):
     def ask_confirmation(
         self, prompt: str, expires_at: float, resume_step: int = 0, options: list[str] | None = None
     ) -> None:
-        """Ask yes/no, or (with options) which one was meant; the answer continues this turn."""
-        self._require(Phase.validated, Phase.acted)
+        """Ask yes/no, or (with options) which one was meant; the answer continues this turn.
+        Asked again while open, after an answer heard doubtfully."""
+        self._require(Phase.validated, Phase.acted, Phase.awaiting_confirmation)
         self._confirmation_asked(prompt, expires_at, resume_step, options or [])
 
     @event("ConfirmationAsked")

@@ -24,7 +24,7 @@ from appliance.journal.retention import REMOVED
 from appliance.policy.doubts import HEARD_DOUBTFULLY
 from appliance.policy.validator import HIDDEN_WORDS, MISDIRECTED, UNSURE
 from appliance.questions import first_step
-from appliance.replies import verb
+from appliance.replies import asked_again, verb
 from appliance.settings import Settings
 
 
@@ -364,16 +364,23 @@ class Story:
         """Each event of the turn in words, in order; an action is one step once its outcome
         is in, and a question is not said twice."""
         out: list[Step] = []
-        acting = asked = ""
+        acting = asked = doubted = ""
         answered = False
         for i, e in enumerate(self.events):
             if e.event == "ActionStarted":
                 acting = _did(e.data)
                 if any(later.event in _ACTION_ENDS for later in self.events[i + 1:]):
                     continue  # said with its outcome
+            elif e.event == "Answered":
+                doubted = next((str(n) for n in e.data.get("notes") or []
+                                if str(n).startswith(HEARD_DOUBTFULLY)), "")
             elif e.event == "ConfirmationAsked":
                 asked = str(e.data.get("prompt", ""))
-            elif e.event == "Spoke" and e.data.get("text") == asked:
+                if doubted:
+                    out.append(Step(e.at, f"Not taken as a yes, as {_doubt(doubted)}: "
+                                          "asked again"))
+                    continue
+            elif e.event == "Spoke" and e.data.get("text") in (asked, asked_again(asked)):
                 continue
             elif e.event == "Confirmed":
                 answered = True

@@ -15,6 +15,7 @@ class Doubt(StrEnum):
     WORDS_UNSURE = "the words to write were heard less surely than ones written at once"
     """Read back in the question ("Did you mean type the lord grandma into Message?")."""
     UNDO_ALIKE = "a no with no question open, said like an undo"
+    OTHER_ANSWER = "the answer sounded more like the person's own takes of the other answer"
 
 
 HEARD_DOUBTFULLY = "heard doubtfully"

@@ -145,3 +145,49 @@ def test_an_undo_heard_as_a_no_with_no_question_open_is_asked_about(
     assert say("yes").decision == "undone"
     assert say("undo that", doubt=Doubt.LESS_SURE).spoken == "There's nothing to undo.", \
         "nothing to ask about"
+
+
+def test_a_yes_heard_doubtfully_asks_again_and_only_a_clear_yes_acts(
+    tmp_path: Path, scene: Path
+) -> None:
+    """A "no" at 5 dB that Whisper writes as "yeah" comes with a doubt: it is no yes. The same
+    question is asked again and stays open for its whole wait; a doubtful no still declines
+    (saying no is always safe), and a clear yes then acts. The trace says why it asked again."""
+    from datetime import UTC
+
+    from appliance.audit.story import story_of
+
+    journal = Journal(str(tmp_path / "journal.sqlite"))
+    planner = build_planner(Settings(llm="off"))
+    now = [1000.0]
+
+    def say(text: str, doubt: str = "") -> TurnReport:
+        with opened_desktop(f"sim:{scene}") as desktop:
+            return Session(journal, desktop, planner, clock=lambda: now[0]).say(
+                text, doubt=doubt)
+
+    asked = say("and untick urgent", doubt=Doubt.BEGAN_WITH_AND)
+    assert asked.decision == "needs_confirmation", asked
+    question = asked.spoken
+    wait = Settings().confirm_timeout_s
+    for _again in range(2):
+        now[0] += 0.9 * wait  # each asking again gives the whole wait again
+        again = say("yeah", doubt=Doubt.OTHER_ANSWER)
+        assert (again.decision, again.turn_id, again.spoken, again.expects_answer) == (
+            "needs_confirmation", asked.turn_id, f"I'm not sure that was a yes. {question}",
+            True), again
+        assert "checked" in element(scene, "Urgent").states, "nothing done on a doubtful yes"
+    now[0] += 0.9 * wait
+    done = say("yes")
+    assert (done.decision, done.turn_id) == ("executed", asked.turn_id), done
+    assert "checked" not in element(scene, "Urgent").states
+    steps = [s.text for s in story_of(journal, asked.turn_id[:8], UTC).steps]
+    again_step = ("Not taken as a yes, as it may have misheard (the answer sounded more like "
+                  "the person's own takes of the other answer): asked again")
+    assert steps.count(again_step) == 2, steps
+    assert steps.index(again_step) > steps.index("Answer heard: \u201cyeah\u201d"), steps
+
+    asked = say("and tick urgent", doubt=Doubt.BEGAN_WITH_AND)
+    declined = say("no", doubt=Doubt.OTHER_ANSWER)
+    assert (declined.decision, declined.turn_id) == ("cancelled", asked.turn_id), declined
+    assert "checked" not in element(scene, "Urgent").states

@@ -726,6 +726,56 @@ def test_an_answer_after_a_wake_phrase_stands_only_as_whisper_hears_it(
     assert (whole.text, whole.wake) == ("hey juniper no", True), whole
 
 
+def test_an_answer_whisper_heard_alone_is_doubted_when_it_sounds_like_the_other_answer(
+        tmp_path: Path) -> None:
+    """Whisper can write a "no" said in noise as "yeah": the person's takes of "no" are then
+    nearer than their takes of "yes", and the answer is doubted (the session asks again).
+    Whisper's answer stands when its own takes are nearer, after the wake phrase (the wake
+    phrase's rules settle it), and without takes of both answers to weigh."""
+    from dataclasses import replace
+
+    from appliance.policy.doubts import Doubt
+    from appliance.voice.commands import engines
+    from appliance.voice.hearing.closed_set import closed_set
+    from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
+    from appliance.voice.hearing.personal import PersonalHearing, PersonalOptions
+    from appliance.voice.hearing.stt_whisper import Transcript
+
+    loaded = engines("whisper")
+    assert loaded.whisper is not None
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("yes", TakeKind.COMMAND),
+                         ("no", TakeKind.COMMAND), ("click send", TakeKind.COMMAND)):
+        for rate in ENROL_RATES:
+            profile.add(phrase, kind, espeak(phrase, rate))
+    hearing = PersonalHearing(profile, ClosedWhisperRecognizer(loaded.whisper),
+                              lambda *a: None, lambda _s: None, PersonalOptions())
+    sentences = closed_set(("Send",), ("Send",), ("Send",))
+    whisper = Transcript("yeah", 0.8, 500.0, 1.0, engine="closed:whisper", wake=False)
+    no = espeak("no", SAID_RATE)
+    talk = other_voice(("the weather will be mild and dry this afternoon",), "en-us+f3")
+    for said in (no, mixed(no, talk, 5.0)):
+        assert hearing.weighed(whisper, said, sentences) == replace(
+            whisper, doubt=Doubt.OTHER_ANSWER)
+        assert hearing.weighed(replace(whisper, text="no"), said, sentences).doubt == ""
+    yes = espeak("yes", SAID_RATE)
+    assert hearing.weighed(whisper, yes, sentences) == whisper
+    for stands in (replace(whisper, text="hey juniper yeah", wake=True),
+                   replace(whisper, engine="closed:templates"),
+                   replace(whisper, text="click send")):
+        assert hearing.weighed(stands, no, sentences) == stands, stands
+    # The whole hearing, on a "no" in another voice: beyond the takes' bounds, Whisper hears
+    # it; at 10 dB right, and at 5 dB as "yeah", which would send the message unasked.
+    other = other_voice(("no",), "en-gb-x-rp+m2")
+    for snr, text, doubt in ((10.0, "no", ""), (5.0, "yeah", Doubt.OTHER_ANSWER)):
+        said = mixed(other, talk, snr)
+        assert hearing.hear(said, sentences, over_reply=False) is None
+        heard = hearing.transcribe(said, sentences, (), over_reply=False)
+        assert (heard.text, heard.engine, heard.doubt) == (text, "closed:whisper", doubt), heard
+    profile.forget("no")
+    assert hearing.weighed(whisper, no, sentences) == whisper, "no takes of no to weigh by"
+
+
 def test_the_persons_wake_takes_turn_away_a_near_miss_whisper_took_for_the_wake_phrase(
         tmp_path: Path) -> None:
     """The person's wake verifier, with openWakeWord's embeddings of real espeak-ng speech: their

@@ -347,3 +347,17 @@ def test_install_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
         models.install("no-such-model")
     with pytest.raises(VoiceError, match="Could not download"):
         models.install(models.VOSK_EN, url=(tmp_path / "absent.zip").as_uri())
+
+
+def test_an_answer_is_weighed_against_the_persons_takes_of_the_other_answer() -> None:
+    from appliance.voice.hearing.closed_set import closed_set
+    from appliance.voice.hearing.personal import other_answer_nearer
+
+    sentences = closed_set(("Send",), ("Send",), ("Send",))
+    assert other_answer_nearer("yeah", {"yes": 0.3, "no": 0.2}, sentences)
+    assert not other_answer_nearer("yeah", {"yes": 0.2, "no": 0.3}, sentences)
+    assert not other_answer_nearer("no", {"yes": 0.3, "no": 0.2}, sentences)
+    assert other_answer_nearer("no", {"yes": 0.1, "no": 0.2, "click send": 0.05}, sentences)
+    assert not other_answer_nearer("yeah", {"no": 0.2}, sentences), "no takes of yes"
+    assert not other_answer_nearer("yeah", {"yes": 0.3}, sentences), "no takes of no"
+    assert not other_answer_nearer("click send", {"yes": 0.3, "no": 0.1}, sentences)

@@ -162,6 +162,19 @@ def may_end_at_match(found: TemplateMatch, sentences: SentenceSet) -> bool:
             and sentences.said_in_full(found.phrase) and not sentences.runs_on(found.phrase))
 
 
+def other_answer_nearer(heard: str, nearest: dict[str, float], sentences: SentenceSet) -> bool:
+    """Whether the person's takes of the other answer are nearer the utterance than their takes
+    of the answer `heard` (`nearest`: each phrase's nearest take); False without takes of both."""
+    intent = sentences.intent_of(heard)
+    by_intent: dict[str, float] = {}
+    for phrase, found in nearest.items():
+        of = sentences.intent_of(phrase)
+        if of in ANSWERS:
+            by_intent[of] = min(found, by_intent.get(of, math.inf))
+    mine = by_intent.pop(intent, math.inf) if intent in ANSWERS else math.inf
+    return bool(by_intent) and math.isfinite(mine) and min(by_intent.values()) < mine
+
+
 def sure_at_once(found: TemplateMatch) -> bool:
     """Whether the match is sure, and clearly nearer than the next phrase: what ending at once
     needs beyond `may_end_at_match`."""
@@ -226,7 +239,7 @@ class PersonalHearing:
             self.recognizer.transcribe(pcm, sentences, vocabulary, over_reply), captured)
         if by_takes is not None:
             heard = self.settled(by_takes, heard, captured, sentences)
-        return heard
+        return self.weighed(heard, captured, sentences)
 
     def hear(self, pcm: bytes, sentences: SentenceSet, over_reply: bool) -> Transcript | None:
         """The sentence the person's own takes hear, or None; doubtful when the screen has a
@@ -341,6 +354,25 @@ class PersonalHearing:
             # there ("don't do that" for "undo that") loses the command; the takes' is asked.
             return replace(by_takes, stt_ms=took)
         return replace(whisper, stt_ms=took)
+
+    def weighed(self, heard: Transcript, pcm: bytes, sentences: SentenceSet) -> Transcript:
+        """Whisper's answer said alone, doubted when the person's takes of the other answer are
+        nearer than their takes of it: at 5 dB a "no" can be written "yeah", and a yes acts."""
+        said = self.recognizer.command_words(heard.text, False)
+        if (heard.wake or heard.doubt or heard.engine != "closed:whisper"
+                or sentences.intent_of(said) not in ANSWERS):
+            return heard
+        try:
+            templates = self.profile.template_set()
+            answers = [p for p in templates.phrases if sentences.intent_of(p) in ANSWERS]
+            nearest = templates.nearest_takes(pcm, answers) if answers else {}
+        except Exception as e:  # a damaged profile: Whisper alone hears, as before enrolment
+            log.warning("the voice profile could not be used: %s", e)
+            return heard
+        if not other_answer_nearer(said, nearest, sentences):
+            return heard
+        log.info("Whisper heard an answer the person's takes of the other answer are nearer to")
+        return replace(heard, doubt=Doubt.OTHER_ANSWER)
 
     def ready(self) -> None:
         """Work out what the profile needs once a change (its templates, how near the person's

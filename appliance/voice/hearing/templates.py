@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -298,6 +298,17 @@ class TemplateSet:
         wake_start = math.inf if wake or not self.wake else self._wake_warped(utterance)[1]
         return TemplateMatch(phrase, wake, best, bound, rival, takes[phrase], close, start,
                              wake_start)
+
+    def nearest_takes(self, pcm: bytes, phrases: Collection[str]) -> dict[str, float]:
+        """How far the whole utterance is from each phrase's nearest take, bounds aside (a
+        phrase without takes is left out)."""
+        embedded = features(speech(pcm))
+        kept = [t for t in self.commands if t.phrase in phrases]
+        nearest: dict[str, float] = {}
+        for template, (found, _begun) in zip(
+                kept, fits([t.embeddings for t in kept], embedded), strict=True):
+            nearest[template.phrase] = min(found, nearest.get(template.phrase, math.inf))
+        return nearest
 
     def wake_fit(self, pcm: bytes) -> float | None:
         """How far the utterance's start is from the person's nearest wake take, in units of
