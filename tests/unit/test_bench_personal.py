@@ -192,14 +192,28 @@ def test_window_answers_count_only_answers_to_a_question_asked() -> None:
     assert {word for _ask, word, _v in chosen} == {"yes", "no"}
     assert all(ask.phrase == "click send" and ask.scene == "messages" for ask, _w, _v in chosen)
 
-    def row(asked: bool, outcome: str, ms: float | None) -> dict[str, Any]:
+    def row(asked: bool, outcome: str, ms: float | None,
+            decision: str = "executed") -> dict[str, Any]:
         return {"condition": "slow", "asked": asked, "outcome": outcome, "latency_ms": ms,
-                "vad_ms": ms}
+                "vad_ms": ms, "decision": decision}
 
     rows = [row(True, "right", 100.0), row(True, "right", 900.0), row(True, "wrong", 50.0),
-            row(True, "missed", None), row(False, "missed", None)]
+            row(True, "missed", None, "needs_confirmation"), row(False, "missed", None)]
     slow = summary(rows)["slow"]
-    assert slow["answers_asked_for"] == 4 and slow["wrong"] == 1
+    assert slow["answers_asked_for"] == 4 and slow["wrong"] == 1 and slow["asked_again"] == 1
     assert slow["right_at_once"]["count"] == 2
     assert slow["end_of_speech_to_action_ms"]["n"] == 2
     assert summary(rows)["clean"]["answers_asked_for"] == 0
+
+
+def test_answer_takes_count_doubts_of_right_answers_and_catches_of_wrong_ones() -> None:
+    from appliance_lab.bench.spoken.answer_takes import AnswerTakes, report
+
+    found = [AnswerTakes("snr5", "v", "no", {"yes": 0.2, "no": 0.1}, False, True),
+             AnswerTakes("snr5", "v", "yes", {"yes": 0.2, "no": 0.1}, True, False),
+             AnswerTakes("clean", "v", "yes", {"yes": 0.1, "no": 0.2}, False, True)]
+    rows = {(r["condition"], r["said"]): r for r in report(found)["rows"]}
+    assert rows["snr5", "both"]["doubted_when_right"]["count"] == 1
+    assert rows["snr5", "both"]["caught_when_wrong"]["count"] == 1
+    assert rows["all", "yes"]["doubted_when_right"]["share"] == 0.5
+    assert rows["clean", "no"]["caught_when_wrong"]["count"] == 0

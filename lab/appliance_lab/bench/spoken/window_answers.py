@@ -35,6 +35,8 @@ from appliance_lab.bench.spoken.runs import run_clips
 from appliance_lab.bench.stats import peak_rss_mb, percentiles, share
 
 SCENE = "messages"
+ASKED_AGAIN = "needs_confirmation"
+"""An answer's decision when it was heard doubtfully and the question was asked again."""
 ASKED_BY = "click send"
 """A command the Messages scene asks about before it acts ("Send the message?")."""
 
@@ -93,8 +95,8 @@ def run(part: Part, per: int, workdir: Path) -> list[dict[str, Any]]:
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """By condition and over all: answers to a question asked, those right at once, and end
-    of speech -> action (with the VAD's wait) for those."""
+    """By condition and over all: answers to a question asked, those right at once, those
+    asked about again, and end of speech -> action (with the VAD's wait) for those right."""
     out: dict[str, Any] = {}
     groups: list[ConditionName | str] = [*CONDITIONS, "all"]
     for condition in groups:
@@ -104,6 +106,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "answers_asked_for": len(mine),
             "right_at_once": share(len(right), len(mine)),
             "wrong": sum(r["outcome"] == "wrong" for r in mine),
+            "asked_again": sum(r["decision"] == ASKED_AGAIN for r in mine),
             "end_of_speech_to_action_ms": percentiles([r["latency_ms"] for r in right]),
             "vad_wait_ms": percentiles([r["vad_ms"] for r in right if r["vad_ms"]]),
         }
