@@ -359,7 +359,7 @@ class PersonalHearing:
         """Whisper's answer said alone, doubted when the person's takes of the other answer are
         nearer than their takes of it: at 5 dB a "no" can be written "yeah", and a yes acts."""
         said = self.recognizer.command_words(heard.text, False)
-        if (heard.wake or heard.doubt or heard.engine != "closed:whisper"
+        if (heard.wake or heard.doubt or not heard.engine.endswith(":whisper")
                 or sentences.intent_of(said) not in ANSWERS):
             return heard
         try:
