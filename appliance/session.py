@@ -532,7 +532,8 @@ class Session:
     ) -> TurnReport | None:
         """A yes heard doubtfully is no yes: the question is asked again and stays open. None
         when another process answered, declined or timed out the question first."""
-        report = self._answered(pending, text, plan, heard, doubt_reason(heard.doubt))
+        reason = doubt_reason(heard.doubt)
+        report = self._answered(pending, text, plan, heard, reason)
         timeout = self._settings.confirm_timeout_s
         pending.ask_confirmation(pending.prompt, self.clock() + timeout, pending.resume_step,
                                  pending.options)
@@ -542,7 +543,7 @@ class Session:
             return None
         report.decision, report.spoken, report.expects_answer = (
             Outcome.clarify if pending.options else Outcome.needs_confirmation, spoken, True)
-        report.reasons = [doubt_reason(heard.doubt)]
+        report.reasons = [reason]
         report.marks = self._marks.model_dump(mode="json") if self._marks else None
         return report
 
