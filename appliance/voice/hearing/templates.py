@@ -276,39 +276,28 @@ class TemplateSet:
         None; not `decided` when another phrase is nearly as near."""
         if len(utterance) == 0:
             return None
-        nearest: dict[str, float] = {}
-        starts: dict[str, float] = {}
-        takes: dict[str, int] = {}
-        for template, (found, begun) in zip(
-                self.commands, fits([t.embeddings for t in self.commands], utterance),
-                strict=True):
-            starts[template.phrase] = min(begun, starts.get(template.phrase, math.inf))
-            if found < nearest.get(template.phrase, math.inf):
-                nearest[template.phrase], takes[template.phrase] = found, template.take
-        ranked = sorted(nearest, key=nearest.__getitem__)
+        nearest = _nearest_takes(self.commands, utterance)
+        ranked = sorted(nearest, key=lambda p: nearest[p].distance)
         if not ranked:
             return None
-        phrase, best = ranked[0], nearest[ranked[0]]
-        rival = nearest[ranked[1]] if len(ranked) > 1 else math.inf
+        phrase, best = ranked[0], nearest[ranked[0]].distance
+        rival = nearest[ranked[1]].distance if len(ranked) > 1 else math.inf
         bound = SPREAD_FACTOR * max(self.spreads[phrase], MIN_SPREAD)
         if best > bound or not allowed(phrase):
             return None
-        close = tuple(other for other in ranked[1:] if best > RIVAL_RATIO * nearest[other])
-        start = min((starts[other] for other in ranked[1:]), default=math.inf)
+        close = tuple(other for other in ranked[1:]
+                      if best > RIVAL_RATIO * nearest[other].distance)
+        start = min((nearest[other].start for other in ranked[1:]), default=math.inf)
         wake_start = math.inf if wake or not self.wake else self._wake_warped(utterance)[1]
-        return TemplateMatch(phrase, wake, best, bound, rival, takes[phrase], close, start,
-                             wake_start)
+        return TemplateMatch(phrase, wake, best, bound, rival, nearest[phrase].take, close,
+                             start, wake_start)
 
     def nearest_takes(self, pcm: bytes, phrases: Collection[str]) -> dict[str, float]:
         """How far the whole utterance is from each phrase's nearest take, bounds aside (a
         phrase without takes is left out)."""
-        embedded = features(speech(pcm))
         kept = [t for t in self.commands if t.phrase in phrases]
-        nearest: dict[str, float] = {}
-        for template, (found, _begun) in zip(
-                kept, fits([t.embeddings for t in kept], embedded), strict=True):
-            nearest[template.phrase] = min(found, nearest.get(template.phrase, math.inf))
-        return nearest
+        nearest = _nearest_takes(kept, features(speech(pcm)))
+        return {phrase: near.distance for phrase, near in nearest.items()}
 
     def wake_fit(self, pcm: bytes) -> float | None:
         """How far the utterance's start is from the person's nearest wake take, in units of
@@ -382,6 +371,28 @@ class TemplateSet:
         if costs[end] > WAKE_SPREAD_FACTOR * max(self.wake_spread, MIN_SPREAD):
             return None
         return embedding_end(end)
+
+
+@dataclass(frozen=True)
+class _Nearest:
+    """A phrase's nearest take to an utterance, and how near the utterance comes to the start
+    of any of its takes (`fit`)."""
+
+    distance: float
+    take: int
+    start: float
+
+
+def _nearest_takes(templates: Sequence[Template], utterance: Floats) -> dict[str, _Nearest]:
+    """For each phrase among the templates, its nearest take to the utterance."""
+    nearest: dict[str, _Nearest] = {}
+    for template, (found, begun) in zip(
+            templates, fits([t.embeddings for t in templates], utterance), strict=True):
+        was = nearest.get(template.phrase, _Nearest(math.inf, 0, math.inf))
+        if found < was.distance:
+            was = _Nearest(found, template.take, was.start)
+        nearest[template.phrase] = _Nearest(was.distance, was.take, min(begun, was.start))
+    return nearest
 
 
 def spread(takes: Sequence[Floats]) -> float:
