@@ -174,9 +174,11 @@ def run_voice(
         opts = replace(opts, wake_check=used)
         recognizer = ClosedWhisperRecognizer(loaded.whisper, opts.wake_phrase, rule)
         names, words_of = screen_reader(sink)
-        # `replying` is looked up when called: it is set once the output exists.
+        # `replying` and the gate are looked up when called: they are made after the STT.
         stt = ClosedSetSTTService(recognizer, names, lambda read: answers_around(words_of(read)),
-                                  replying=lambda: replying(), profile=profile,
+                                  replying=lambda: replying(),
+                                  awaiting_answer=lambda: gate.awaiting_answer(),
+                                  profile=profile,
                                   person=PersonalOptions(
                                       opts.learn_voice, opts.on_learned, opts.on_enrolled,
                                       lambda: end_of_speech(asked, profile), opts.frequent))

@@ -178,6 +178,39 @@ def test_a_match_of_the_takes_ends_the_command_at_its_pause_or_after_part_of_the
             assert not heard["ended_early"] and waited >= 300, heard
 
 
+def test_a_no_ends_at_its_pause_only_in_a_questions_listening_window(
+        tmp_path: Path, loaded: Any) -> None:
+    """"no" is how "noisier" begins, a sentence of every screen, so a pause after it may be
+    inside a command and "no" waits out the person's pause. In a question's listening window an
+    answer is what is awaited: there the takes' sure "no" ends at its pause, as "yes" does."""
+    from appliance.voice.audio.sources import WavSource
+    from appliance.voice.commands import VoiceOptions, run_voice
+    from appliance.voice.hearing.closed_set import closed_set
+    from tests.integration.test_voice_pipeline import ScriptedSink
+
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("click send", TakeKind.COMMAND),
+                         ("select grandma", TakeKind.COMMAND), ("yes", TakeKind.COMMAND),
+                         ("no", TakeKind.COMMAND)):
+        for rate in ENROL_RATES:
+            profile.add(phrase, kind, espeak(phrase, rate))
+    assert closed_set(tuple(ScriptedSink().vocabulary()), ()).runs_on("no")
+    answers = {}
+    for command, asks in (("click send", True), ("select grandma", False)):
+        audio = Pcm(silence(1) + espeak(f"hey juniper, {command}", SAID_RATE) + silence(1.2)
+                    + espeak("no", SAID_RATE) + silence(1.5), PIPELINE_RATE)
+        sink = ScriptedSink()
+        stats = run_voice(WavSource(pcm=audio), sink, loaded, None,
+                          VoiceOptions(profile=profile.path))
+        said, answer = stats.heard  # type: ignore[attr-defined]
+        assert (said["engine"], answer["engine"]) == ("closed:templates",) * 2, (said, answer)
+        assert sink.texts == ([command, "no"] if asks else [command]), sink.texts
+        answers[asks] = answer
+    assert answers[True]["ended_early"] and answers[True]["timings"]["vad_ms"] < 150, answers
+    assert not answers[False]["ended_early"], answers[False]
+    assert answers[False]["timings"]["vad_ms"] >= 300, answers[False]
+
+
 @pytest.mark.parametrize("panes", [0, 2])
 def test_scroll_down_ends_at_its_pause_where_a_name_cannot_change_what_it_scrolls(
         tmp_path: Path, loaded: Any, panes: int) -> None:

@@ -149,17 +149,21 @@ def choice_rivals(phrase: str, sentences: SentenceSet, enrolled: Collection[str]
                      and sentences.intent_of(other) == intent)]
 
 
-def may_end_at_match(found: TemplateMatch, sentences: SentenceSet) -> bool:
+def may_end_at_match(found: TemplateMatch, sentences: SentenceSet,
+                     answering: bool = False) -> bool:
     """Whether the takes' match may end the utterance at the pause it was heard in, once the
     person has been quiet a while: not how another phrase begins, and no sentence of the screen
     goes on from it. An answer only when said alone and not how the person's wake phrase
-    begins: in slow speech "hey" alone passes for "yes" (unknown without their wake takes)."""
-    if sentences.intent_of(found.phrase) in ANSWERS and (
-            found.wake or math.isinf(found.wake_start)
-            or found.distance > END_START_RATIO * found.wake_start):
+    begins: in slow speech "hey" alone passes for "yes" (unknown without their wake takes).
+    `answering`: in a question's listening window an answer is awaited, and ends even where a
+    sentence runs on from it ("no" into "noisier")."""
+    answer = sentences.intent_of(found.phrase) in ANSWERS
+    if answer and (found.wake or math.isinf(found.wake_start)
+                   or found.distance > END_START_RATIO * found.wake_start):
         return False
     return (found.distance <= END_START_RATIO * found.start
-            and sentences.said_in_full(found.phrase) and not sentences.runs_on(found.phrase))
+            and sentences.said_in_full(found.phrase)
+            and ((answer and answering) or not sentences.runs_on(found.phrase)))
 
 
 def other_answer_nearer(heard: str, nearest: dict[str, float], sentences: SentenceSet) -> bool:
@@ -181,9 +185,9 @@ def sure_at_once(found: TemplateMatch) -> bool:
     return found.sureness >= END_ON_MATCH and found.distance <= END_RIVAL_RATIO * found.rival
 
 
-def ends_at_match(found: TemplateMatch, sentences: SentenceSet) -> bool:
+def ends_at_match(found: TemplateMatch, sentences: SentenceSet, answering: bool = False) -> bool:
     """Whether it may end the utterance at once."""
-    return sure_at_once(found) and may_end_at_match(found, sentences)
+    return sure_at_once(found) and may_end_at_match(found, sentences, answering)
 
 
 class PersonalHearing:
@@ -226,11 +230,11 @@ class PersonalHearing:
     # -- hearing ---------------------------------------------------------------------------
 
     def transcribe(self, pcm: bytes, sentences: SentenceSet, vocabulary: Sequence[str],
-                   over_reply: bool) -> Transcript:
+                   over_reply: bool, answering: bool = False) -> Transcript:
         """What the takes and Whisper hear together: the takes' phrase when they are sure of
         it; else Whisper's words, its wake phrase verified against the person's wake takes and
-        settled against the phrase the takes doubt."""
-        by_takes = self.hear(pcm, sentences, over_reply)
+        settled against the phrase the takes doubt. `answering`: said in a question's window."""
+        by_takes = self.hear(pcm, sentences, over_reply, answering)
         if by_takes is not None and not by_takes.doubt:
             return by_takes
         checkpoint()  # at a pause the person spoke past, Whisper's decode is not wanted
@@ -241,7 +245,8 @@ class PersonalHearing:
             heard = self.settled(by_takes, heard, captured, sentences)
         return self.weighed(heard, captured, sentences)
 
-    def hear(self, pcm: bytes, sentences: SentenceSet, over_reply: bool) -> Transcript | None:
+    def hear(self, pcm: bytes, sentences: SentenceSet, over_reply: bool,
+             answering: bool = False) -> Transcript | None:
         """The sentence the person's own takes hear, or None; doubtful when the screen has a
         sentence, not enrolled, spelt so near that the takes cannot tell the two apart, and
         Whisper, made to choose, does not clearly prefer the takes'; or when it is an answer
@@ -280,7 +285,7 @@ class PersonalHearing:
         if doubted:  # the words themselves stay out of the log, as the gate's do
             log.info("heard by the person's takes, but a sentence not enrolled is spelt too "
                      "near: Whisper decides")
-        likely = not (doubted or undecided) and may_end_at_match(found, sentences)
+        likely = not (doubted or undecided) and may_end_at_match(found, sentences, answering)
         return self._transcript(found, pcm, (time.monotonic() - start) * 1000,
                                 Doubt.LESS_SURE if doubted else "",
                                 likely and sure_at_once(found), likely)

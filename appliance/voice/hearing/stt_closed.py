@@ -66,13 +66,15 @@ class ClosedSetSTTService(WhisperSTTService):
         names: Callable[[], ScreenNames],
         words_of: Callable[[ScreenNames], list[str]],
         replying: Callable[[], bool] = lambda: False,
+        awaiting_answer: Callable[[], bool] = lambda: False,
         profile: VoiceProfile | None = None,
         person: PersonalOptions | None = None,
         **kwargs: Any,
     ) -> None:
         """`words_of`: the open path's prompt words for the names read (one read of the
         screen gives both, per segment); `replying`: whether the appliance is speaking;
-        `profile`: the person's takes, heard before Whisper (personal.py), as `person` says."""
+        `awaiting_answer`: whether a question's listening window is open; `profile`: the
+        person's takes, heard before Whisper (personal.py), as `person` says."""
         super().__init__(
             recognizer.engine, lambda: words_of(names()), recognizer.wake_phrase, **kwargs
         )
@@ -83,6 +85,8 @@ class ClosedSetSTTService(WhisperSTTService):
         self._read: ScreenNames | None = None  # the screen as read when this segment began
         self._replying = replying
         self._over_reply = False  # this segment began while the appliance was speaking
+        self._awaiting_answer = awaiting_answer
+        self._answering = False  # this segment began in a question's listening window
         self.personal = None if profile is None else PersonalHearing(
             profile, recognizer, self._hearing.submit, self._tell_vad, person or PersonalOptions())
         if self.personal is not None:  # on the hearing thread, before the person first speaks
@@ -121,6 +125,7 @@ class ClosedSetSTTService(WhisperSTTService):
         if isinstance(frame, VADUserStartedSpeakingFrame):
             self._spotted, self._read, self._warmed = 0, None, 0
             self._over_reply = self._replying()
+            self._answering = self._awaiting_answer()
             asyncio.get_running_loop().run_in_executor(self._hearing, self._prepare)
         await super().process_frame(frame, direction)
 
@@ -205,7 +210,8 @@ class ClosedSetSTTService(WhisperSTTService):
                                               self._over_reply)
         if personal.enrolling:
             return personal.enrol_take(pcm, sentences, self._words_of(names))
-        heard = personal.transcribe(pcm, sentences, self._words_of(names), self._over_reply)
+        heard = personal.transcribe(pcm, sentences, self._words_of(names), self._over_reply,
+                                    self._answering)
         return personal.after(heard, pcm, sentences)
 
     def replied(self, reply: Reply) -> None:

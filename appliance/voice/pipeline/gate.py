@@ -73,6 +73,12 @@ class GateProcessor(FrameProcessor):
         self.heard: list[dict[str, Any]] = []
         self.ignored = 0
         self.wake_only = 0
+        self._asking = False  # the open window was opened by a question
+
+    def awaiting_answer(self) -> bool:
+        """Whether a question's listening window is open now: speech there is most likely its
+        answer."""
+        return self._asking and self._gate.window_open(self._clock.clock_s)
 
     def set_replying(self, replying: Callable[[], bool]) -> None:
         self._replying = replying
@@ -83,6 +89,7 @@ class GateProcessor(FrameProcessor):
             self._segments.append(frame.segment)
         elif isinstance(frame, OpenWindowFrame):
             self._gate.open_window(frame.at_s)
+            self._asking = True
         elif isinstance(frame, TranscriptionFrame):
             try:
                 await self._transcript(frame)
@@ -145,6 +152,8 @@ class GateProcessor(FrameProcessor):
         decision = self._gate.decide(text, seg.start_s, result.get("wake"), talking)
         heard["decision"] = decision.kind
         heard["via"] = decision.via
+        if decision.kind != "ignored":  # the question's window is used up, or a wake opened one
+            self._asking = False
         # Words in the room that were not a command stay out of the log: only their count.
         log.info("heard %d words in %.0f ms: %s (via %s)", len(text.split()),
                  timings["stt_ms"], decision.kind, decision.via)

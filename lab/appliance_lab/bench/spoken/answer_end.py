@@ -4,10 +4,10 @@ is clearly nearer the person's takes of it than to how their wake phrase begins:
 voice's answers, said alone in every condition, cut at their last pause (what would end
 sooner), and every test item ("hey juniper, ...") cut at each of its pauses (a cut the rule
 would end as an answer would cut the wake phrase off, or answer a question unasked). Only
-cuts the product may end at all are counted: on the Messages screen "no" may go on as "not
-that", so it never ends at its pause.
+cuts the product may end at all are counted: on the Messages screen "no" may go on as
+"noisier", so it ends at its pause only in a question's listening window (`--answering`).
 Templates only, no pipeline:
-`python -m appliance_lab.bench.spoken.answer_end --part tune`.
+`python -m appliance_lab.bench.spoken.answer_end --part tune [--answering]`.
 """
 
 from __future__ import annotations
@@ -89,21 +89,23 @@ def answer_audio(part: Part, voice_label: str, condition: ConditionName, word: s
 
 
 def _cut(templates: TemplateSet, pcm: bytes, own: bool, condition: str, voice: str,
-         what: str, after_ms: int) -> AnswerCut | None:
+         what: str, after_ms: int, answering: bool) -> AnswerCut | None:
     found = templates.hear(pcm, lambda _phrase: True)
     if found is None or found.wake or found.phrase not in ANSWER_WORDS:
         return None
     sentences, _vocabulary = heard_on(SCENE)
-    if not sentences.said_in_full(found.phrase) or sentences.runs_on(found.phrase):
-        return None  # a pause after "no" may be inside "not that": the product waits
+    if not sentences.said_in_full(found.phrase) or (
+            sentences.runs_on(found.phrase) and not answering):
+        return None  # a pause after "no" may be inside "noisier": the product waits
     return AnswerCut(own, condition, voice, what, found.phrase, after_ms, found.sureness,
                      found.distance / found.rival, found.distance / found.start,
                      found.distance / found.wake_start if found.wake_start > 0 else math.inf)
 
 
-def cuts(part: Part, per: int, workdir: Path) -> tuple[list[AnswerCut], dict[str, int], int]:
+def cuts(part: Part, per: int, workdir: Path,
+         answering: bool = False) -> tuple[list[AnswerCut], dict[str, int], int]:
     """The cuts heard as answers; how many answers were said alone in each condition, and how
-    many pauses the wake-started items have."""
+    many pauses the wake-started items have. `answering`: in a question's listening window."""
     settings = VadSettings()
     out: list[AnswerCut] = []
     answers: dict[str, int] = dict.fromkeys(CONDITIONS, 0)
@@ -122,7 +124,7 @@ def cuts(part: Part, per: int, workdir: Path) -> tuple[list[AnswerCut], dict[str
                         continue
                     at, after_ms = at_cuts[-1]
                     cut = _cut(templates[style], pcm[:at] + bytes(TRAILING_BYTES), True,
-                               condition, voice.label, word, after_ms)
+                               condition, voice.label, word, after_ms, answering)
                     if cut is not None:
                         out.append(cut)
         for item in sample_items(part, per, CONDITIONS):
@@ -132,7 +134,7 @@ def cuts(part: Part, per: int, workdir: Path) -> tuple[list[AnswerCut], dict[str
             for at, after_ms in pauses(pcm, settings):
                 inner += 1
                 cut = _cut(templates[item.style], pcm[:at] + bytes(TRAILING_BYTES), False,
-                           item.condition, voice.label, item.text, after_ms)
+                           item.condition, voice.label, item.text, after_ms, answering)
                 if cut is not None:
                     out.append(cut)
         print(f"answer-end: {voice.label} done", file=sys.stderr, flush=True)
@@ -160,6 +162,9 @@ def report(found: list[AnswerCut], answers: dict[str, int], inner: int) -> dict[
                 rows.append({
                     "least_sureness": least, "most_wake_ratio": ratio, "condition": condition,
                     "answers_ended_right": share(sum(c.heard == c.said for c in own), said_alone),
+                    "by_answer": {word: share(sum(c.heard == c.said == word for c in own),
+                                              said_alone // len(ANSWER_WORDS))
+                                  for word in ANSWER_WORDS},
                     "answers_ended_wrong": sum(c.heard != c.said for c in own),
                     "wake_items_cut_as_answer": len(harm),
                     "cut": sorted(f"{c.voice}: {c.said} -> {c.heard} ({c.sureness:.2f}, wake "
@@ -175,10 +180,12 @@ def main() -> None:
     parser.add_argument("--per", type=int, default=4, help="wake-started items per voice and "
                         "condition")
     parser.add_argument("--work", type=Path, default=REPO / ".cache" / "personal-templates")
+    parser.add_argument("--answering", action="store_true",
+                        help="said in a question's listening window, where \"no\" may end too")
     args = parser.parse_args()
-    found, answers, inner = cuts(args.part, args.per, args.work)
-    print(json.dumps({"part": args.part, "per": args.per, **report(found, answers, inner)},
-                     indent=2))
+    found, answers, inner = cuts(args.part, args.per, args.work, args.answering)
+    print(json.dumps({"part": args.part, "per": args.per, "answering": args.answering,
+                      **report(found, answers, inner)}, indent=2))
 
 
 if __name__ == "__main__":
