@@ -58,6 +58,49 @@ def test_a_question_from_downstream_opens_the_gate() -> None:
         ("command", "window"), ("ignored", "none")]  # one answer closes the window
 
 
+def test_a_questions_window_awaits_an_answer_until_it_is_used_or_runs_out() -> None:
+    """The STT asks the gate whether speech is likely an answer ("no" may then end at its
+    pause): only in a window a question opened, and only until something is heard there."""
+    clock = AudioClock()
+    wake = WakeGate(window_s=5.0)
+    gate = GateProcessor(wake, VadSettings(), clock)
+
+    async def awaited_after(*frames: Frame) -> tuple[bool, bool]:
+        await run_test(gate, frames_to_send=list(frames))
+        return gate.awaiting_answer(), wake.window_open(clock.clock_s)
+
+    async def steps() -> list[tuple[bool, bool]]:  # one event loop for the one processor
+        return [await awaited_after(*heard("hey juniper", 0.0)),
+                await awaited_after(OpenWindowFrame(at_s=0.0)),
+                await awaited_after(*heard("no", 2.0)),
+                await awaited_after(OpenWindowFrame(at_s=-10.0))]
+
+    assert asyncio.run(steps()) == [
+        (False, True),  # the wake phrase's window: no question asked
+        (True, True),
+        (False, False),  # the answer used it up
+        (False, False)]  # a window that has run out awaits nothing
+
+
+def test_a_short_word_counts_only_when_the_persons_takes_heard_it() -> None:
+    """Under min_speech_secs Whisper's word may be a click; the person's own takes matched
+    theirs whole, so a quick "no" is an answer."""
+    from appliance.voice.hearing.personal import TEMPLATE_ENGINE
+
+    def short(text: str, engine: str, start_s: float) -> list[Frame]:
+        segment = Segment(start_s * 1000, start_s * 1000 + 250, start_s, start_s + 0.25)
+        return [SegmentFrame(segment=segment),
+                TranscriptionFrame(text, "", "", result={"engine": engine, "confidence": 0.9})]
+
+    gate = GateProcessor(WakeGate(window_s=5.0), VadSettings(), AudioClock())
+    frames = [OpenWindowFrame(at_s=0.0), *short("no", "closed:whisper", 1.0),
+              *short("no", TEMPLATE_ENGINE, 2.0)]
+    down, _up = asyncio.run(run_test(gate, frames_to_send=frames))
+    assert [(h["decision"], h["engine"]) for h in gate.heard] == [
+        ("too short", "closed:whisper"), ("command", TEMPLATE_ENGINE)]
+    assert [f.utterance.engine for f in down if isinstance(f, CommandFrame)] == [TEMPLATE_ENGINE]
+
+
 class Sink:
     def __init__(self, reply: Reply) -> None:
         self.reply = reply

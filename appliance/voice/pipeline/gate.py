@@ -18,6 +18,7 @@ from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
 from appliance.voice.audio.clock import AudioClock
 from appliance.voice.hearing.barge_in import barge_in
+from appliance.voice.hearing.personal import TEMPLATE_ENGINE
 from appliance.voice.hearing.vad import VadSettings
 from appliance.voice.hearing.wake import WakeGate
 from appliance.voice.pipeline.frames import (
@@ -142,7 +143,11 @@ class GateProcessor(FrameProcessor):
                 heard["decision"] = heard["via"] = "interrupt"
                 await self.push_frame(SettledFrame())
                 return
-        if not text or seg.end_s - seg.start_s - stop_s < self._vad.min_speech_secs:
+        # A click or a cough can come out of Whisper as a word; what the person's own takes
+        # heard whole is speech, however quickly said (a "no" can last under 0.3 s).
+        short = (seg.end_s - seg.start_s - stop_s < self._vad.min_speech_secs
+                 and result.get("engine") != TEMPLATE_ENGINE)
+        if not text or short:
             heard["decision"] = "too short" if text else "nothing heard"
             await self.push_frame(SettledFrame())
             return
