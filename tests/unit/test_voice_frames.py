@@ -27,10 +27,11 @@ from appliance.voice.pipeline.turns import TurnProcessor
 from appliance.voice.sink import Reply, Utterance
 
 
-def heard(text: str, start_s: float) -> list[Frame]:
-    segment = Segment(start_s * 1000, start_s * 1000 + 1500, start_s, start_s + 1.5)
+def heard(text: str, start_s: float, seconds: float = 1.5,
+          engine: str = "whisper") -> list[Frame]:
+    segment = Segment(start_s * 1000, (start_s + seconds) * 1000, start_s, start_s + seconds)
     return [SegmentFrame(segment=segment),
-            TranscriptionFrame(text, "", "", result={"engine": "whisper", "confidence": 0.8})]
+            TranscriptionFrame(text, "", "", result={"engine": engine, "confidence": 0.8})]
 
 
 def test_gate_sends_commands_on_and_settles_the_rest() -> None:
@@ -87,14 +88,9 @@ def test_a_short_word_counts_only_when_the_persons_takes_heard_it() -> None:
     theirs whole, so a quick "no" is an answer."""
     from appliance.voice.hearing.personal import TEMPLATE_ENGINE
 
-    def short(text: str, engine: str, start_s: float) -> list[Frame]:
-        segment = Segment(start_s * 1000, start_s * 1000 + 250, start_s, start_s + 0.25)
-        return [SegmentFrame(segment=segment),
-                TranscriptionFrame(text, "", "", result={"engine": engine, "confidence": 0.9})]
-
     gate = GateProcessor(WakeGate(window_s=5.0), VadSettings(), AudioClock())
-    frames = [OpenWindowFrame(at_s=0.0), *short("no", "closed:whisper", 1.0),
-              *short("no", TEMPLATE_ENGINE, 2.0)]
+    frames = [OpenWindowFrame(at_s=0.0), *heard("no", 1.0, 0.25, "closed:whisper"),
+              *heard("no", 2.0, 0.25, TEMPLATE_ENGINE)]
     down, _up = asyncio.run(run_test(gate, frames_to_send=frames))
     assert [(h["decision"], h["engine"]) for h in gate.heard] == [
         ("too short", "closed:whisper"), ("command", TEMPLATE_ENGINE)]
