@@ -211,6 +211,36 @@ def test_a_no_ends_at_its_pause_only_in_a_questions_listening_window(
     assert answers[False]["timings"]["vad_ms"] >= 300, answers[False]
 
 
+def test_an_answer_after_the_wake_phrase_ends_at_its_pause_only_in_a_questions_window(
+        tmp_path: Path, loaded: Any) -> None:
+    """People say the wake phrase out of habit. In a question's listening window "hey juniper,
+    no" is the answer the window awaits: the takes' sure "no" ends at its pause, with no Whisper
+    decode. Outside a window it is left to Whisper's words."""
+    from appliance.voice.audio.sources import WavSource
+    from appliance.voice.commands import VoiceOptions, run_voice
+    from tests.integration.test_voice_pipeline import ScriptedSink
+
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("click send", TakeKind.COMMAND),
+                         ("select grandma", TakeKind.COMMAND), ("yes", TakeKind.COMMAND),
+                         ("no", TakeKind.COMMAND)):
+        for rate in ENROL_RATES:
+            profile.add(phrase, kind, espeak(phrase, rate))
+    answers = {}
+    for command, asks in (("click send", True), ("select grandma", False)):
+        audio = Pcm(silence(1) + espeak(f"hey juniper, {command}", SAID_RATE) + silence(1.2)
+                    + espeak("hey juniper, no", SAID_RATE) + silence(1.5), PIPELINE_RATE)
+        sink = ScriptedSink()
+        stats = run_voice(WavSource(pcm=audio), sink, loaded, None,
+                          VoiceOptions(profile=profile.path))
+        _said, answer = stats.heard  # type: ignore[attr-defined]
+        assert sink.texts == [command, "no"], sink.texts
+        answers[asks] = answer
+    assert answers[True]["engine"] == "closed:templates", answers[True]
+    assert answers[True]["ended_early"] and answers[True]["timings"]["vad_ms"] < 150, answers
+    assert answers[False]["engine"] == "closed:whisper", answers[False]
+
+
 @pytest.mark.parametrize("panes", [0, 2])
 def test_scroll_down_ends_at_its_pause_where_a_name_cannot_change_what_it_scrolls(
         tmp_path: Path, loaded: Any, panes: int) -> None:

@@ -156,10 +156,11 @@ def may_end_at_match(found: TemplateMatch, sentences: SentenceSet,
     goes on from it. An answer only when said alone and not how the person's wake phrase
     begins: in slow speech "hey" alone passes for "yes" (unknown without their wake takes).
     `answering`: in a question's listening window an answer is awaited, and ends even where a
-    sentence runs on from it ("no" into "noisier")."""
+    sentence runs on from it ("no" into "noisier"), after the wake phrase too."""
     answer = sentences.intent_of(found.phrase) in ANSWERS
-    if answer and (found.wake or math.isinf(found.wake_start)
-                   or found.distance > END_START_RATIO * found.wake_start):
+    maybe_wake_start = not found.wake and (
+        math.isinf(found.wake_start) or found.distance > END_START_RATIO * found.wake_start)
+    if answer and (maybe_wake_start or (found.wake and not answering)):
         return False
     return (found.distance <= END_START_RATIO * found.start
             and sentences.said_in_full(found.phrase)
@@ -250,8 +251,9 @@ class PersonalHearing:
         """The sentence the person's own takes hear, or None; doubtful when the screen has a
         sentence, not enrolled, spelt so near that the takes cannot tell the two apart, and
         Whisper, made to choose, does not clearly prefer the takes'; or when it is an answer
-        after the wake phrase (ANSWERS). When the takes find two of the person's phrases nearly
-        as near, Whisper chooses between them, or the takes heard nothing."""
+        after the wake phrase outside a question's window (ANSWERS). When the takes find two of
+        the person's phrases nearly as near, Whisper chooses between them, or the takes heard
+        nothing."""
         if over_reply:
             return None
         start = time.monotonic()
@@ -274,7 +276,9 @@ class PersonalHearing:
             if found is None:
                 return None
         self._take = found.take
-        if found.wake and sentences.intent_of(found.phrase) in ANSWERS:
+        # In a question's window an answer counts with or without a wake phrase before it, so
+        # a near miss of the wake phrase ("hey judy, yes") acts no more than "yes" alone would.
+        if found.wake and not answering and sentences.intent_of(found.phrase) in ANSWERS:
             return self._transcript(found, pcm, (time.monotonic() - start) * 1000,
                                     Doubt.LESS_SURE, False)
         # Whisper, choosing among the takes' phrases, also weighed those spelt near them.

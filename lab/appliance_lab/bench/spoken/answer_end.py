@@ -6,8 +6,11 @@ sooner), and every test item ("hey juniper, ...") cut at each of its pauses (a c
 would end as an answer would cut the wake phrase off, or answer a question unasked). Only
 cuts the product may end at all are counted: on the Messages screen "no" may go on as
 "noisier", so it ends at its pause only in a question's listening window (`--answering`).
+With `--after-wake` (in the window) the answers are said after the wake phrase ("hey juniper,
+no"), and the cuts counted are those heard as the wake phrase and an answer, which the product
+ends as the answer alone would, bar the wake phrase's start (`wake_ratio` reads 0).
 Templates only, no pipeline:
-`python -m appliance_lab.bench.spoken.answer_end --part tune [--answering]`.
+`python -m appliance_lab.bench.spoken.answer_end --part tune [--answering [--after-wake]]`.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from appliance_lab.bench.spoken.personal import (
     CORPUS_CONDITIONS,
     TEST,
     ConditionName,
+    SpokenItem,
     Style,
     item_audio,
     make_profile,
@@ -61,8 +65,8 @@ SURENESS = (0.0, 0.3, 0.5)
 
 @dataclass(frozen=True)
 class AnswerCut:
-    """One cut the takes heard as an answer said alone (not after the wake phrase): whether
-    it is the end of an answer said alone (`own`) or a pause inside a wake-started item."""
+    """One cut the takes heard as an answer (said alone, or after the wake phrase with
+    `--after-wake`): the end of an answer said (`own`), or a pause inside a wake-started item."""
 
     own: bool
     condition: str
@@ -89,23 +93,25 @@ def answer_audio(part: Part, voice_label: str, condition: ConditionName, word: s
 
 
 def _cut(templates: TemplateSet, pcm: bytes, own: bool, condition: str, voice: str,
-         what: str, after_ms: int, answering: bool) -> AnswerCut | None:
+         what: str, after_ms: int, answering: bool, after_wake: bool) -> AnswerCut | None:
     found = templates.hear(pcm, lambda _phrase: True)
-    if found is None or found.wake or found.phrase not in ANSWER_WORDS:
+    if found is None or found.wake != after_wake or found.phrase not in ANSWER_WORDS:
         return None
     sentences, _vocabulary = heard_on(SCENE)
     if not sentences.said_in_full(found.phrase) or (
             sentences.runs_on(found.phrase) and not answering):
         return None  # a pause after "no" may be inside "noisier": the product waits
+    wake_ratio = (0.0 if after_wake else
+                  found.distance / found.wake_start if found.wake_start > 0 else math.inf)
     return AnswerCut(own, condition, voice, what, found.phrase, after_ms, found.sureness,
-                     found.distance / found.rival, found.distance / found.start,
-                     found.distance / found.wake_start if found.wake_start > 0 else math.inf)
+                     found.distance / found.rival, found.distance / found.start, wake_ratio)
 
 
-def cuts(part: Part, per: int, workdir: Path,
-         answering: bool = False) -> tuple[list[AnswerCut], dict[str, int], int]:
-    """The cuts heard as answers; how many answers were said alone in each condition, and how
-    many pauses the wake-started items have. `answering`: in a question's listening window."""
+def cuts(part: Part, per: int, workdir: Path, answering: bool = False,
+         after_wake: bool = False) -> tuple[list[AnswerCut], dict[str, int], int]:
+    """The cuts heard as answers; how many answers were said in each condition, and how many
+    pauses the wake-started items have. `answering`: in a question's listening window;
+    `after_wake`: the answers said after the wake phrase, as test items are."""
     settings = VadSettings()
     out: list[AnswerCut] = []
     answers: dict[str, int] = dict.fromkeys(CONDITIONS, 0)
@@ -117,24 +123,27 @@ def cuts(part: Part, per: int, workdir: Path,
             style: Style = "slow" if condition == "slow" else "normal"
             for word in ANSWER_WORDS:
                 for variant in range(len(TEST[style])):
-                    pcm = answer_audio(part, voice.label, condition, word, variant)
+                    pcm = (item_audio(SpokenItem(part, voice, SCENE, word, condition, variant))
+                           if after_wake else
+                           answer_audio(part, voice.label, condition, word, variant))
                     at_cuts = pauses(pcm, settings)
                     answers[condition] += 1
                     if not at_cuts:
                         continue
                     at, after_ms = at_cuts[-1]
                     cut = _cut(templates[style], pcm[:at] + bytes(TRAILING_BYTES), True,
-                               condition, voice.label, word, after_ms, answering)
+                               condition, voice.label, word, after_ms, answering, after_wake)
                     if cut is not None:
                         out.append(cut)
         for item in sample_items(part, per, CONDITIONS):
-            if item.voice != voice:
+            if item.voice != voice or (after_wake and item.phrase in ANSWER_WORDS):
                 continue
             pcm = item_audio(item)
             for at, after_ms in pauses(pcm, settings):
                 inner += 1
                 cut = _cut(templates[item.style], pcm[:at] + bytes(TRAILING_BYTES), False,
-                           item.condition, voice.label, item.text, after_ms, answering)
+                           item.condition, voice.label, item.text, after_ms, answering,
+                           after_wake)
                 if cut is not None:
                     out.append(cut)
         print(f"answer-end: {voice.label} done", file=sys.stderr, flush=True)
@@ -182,9 +191,15 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=REPO / ".cache" / "personal-templates")
     parser.add_argument("--answering", action="store_true",
                         help="said in a question's listening window, where \"no\" may end too")
+    parser.add_argument("--after-wake", action="store_true",
+                        help="in the window, each answer said after the wake phrase")
     args = parser.parse_args()
-    found, answers, inner = cuts(args.part, args.per, args.work, args.answering)
+    if args.after_wake and not args.answering:
+        parser.error("--after-wake needs --answering: outside the window Whisper decides")
+    found, answers, inner = cuts(args.part, args.per, args.work, args.answering,
+                                 args.after_wake)
     print(json.dumps({"part": args.part, "per": args.per, "answering": args.answering,
+                      "after_wake": args.after_wake,
                       **report(found, answers, inner)}, indent=2))
 
 

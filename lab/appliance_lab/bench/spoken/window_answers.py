@@ -1,9 +1,10 @@
-"""Answers said alone in a question's listening window, through the real pipeline (issue 44):
+"""Answers in a question's listening window, through the real pipeline (issue 44):
 each voice says "hey juniper, click send" on the Messages scene, which asks before sending,
-and answers "yes" or "no" without the wake phrase, with its profile (room and free speech
-enrolled), paced in real time. Reported by condition: the answers whose question was asked,
-those heard and acted on at once, and end of speech -> action for those, with 95 % intervals:
-`python -m appliance_lab.bench.spoken.window_answers --part tune`.
+and answers "yes" or "no" without the wake phrase (with `--wake`, after it: "hey juniper, no"),
+with its profile (room and free speech enrolled), paced in real time. Reported by condition:
+the answers whose question was asked, those heard and acted on at once, and end of speech ->
+action for those, with 95 % intervals:
+`python -m appliance_lab.bench.spoken.window_answers --part tune [--wake]`.
 """
 
 from __future__ import annotations
@@ -56,8 +57,9 @@ def pairs(part: Part, per: int) -> list[tuple[SpokenItem, str, int]]:
     return out
 
 
-def run(part: Part, per: int, workdir: Path) -> list[dict[str, Any]]:
-    """Each voice's questions and answers through one pipeline per style."""
+def run(part: Part, per: int, workdir: Path, wake: bool = False) -> list[dict[str, Any]]:
+    """Each voice's questions and answers through one pipeline per style; `wake`: each answer
+    said after the wake phrase, as a test item is."""
     rows: list[dict[str, Any]] = []
     chosen = pairs(part, per)
     started = time.monotonic()
@@ -69,8 +71,10 @@ def run(part: Part, per: int, workdir: Path) -> list[dict[str, Any]]:
             profile = make_profile(workdir, part, voice, style, room=True, speech=True)
             clips: list[bytes] = []
             for ask, word, variant in mine:
-                clips += [item_audio(ask),
-                          answer_audio(part, voice.label, ask.condition, word, variant)]
+                answer = (
+                    item_audio(SpokenItem(part, voice, SCENE, word, ask.condition, variant))
+                    if wake else answer_audio(part, voice.label, ask.condition, word, variant))
+                clips += [item_audio(ask), answer]
             result = run_clips(SCENE, clips, "closed", pace=1.0, profile=profile, asks=True)
             _woke, first = by_clip(result)
             for k, (ask, word, _variant) in enumerate(mine):
@@ -118,9 +122,12 @@ def main() -> None:
     parser.add_argument("--part", choices=("tune", "heldout"), default="tune")
     parser.add_argument("--per", type=int, default=2, help="answers per voice and condition")
     parser.add_argument("--work", type=Path, default=REPO / ".cache" / "personal-templates")
+    parser.add_argument("--wake", action="store_true",
+                        help='each answer said after the wake phrase ("hey juniper, no")')
     args = parser.parse_args()
-    rows = run(args.part, args.per, args.work)
-    print(json.dumps({"part": args.part, "per": args.per, "summary": summary(rows),
+    rows = run(args.part, args.per, args.work, args.wake)
+    print(json.dumps({"part": args.part, "per": args.per, "wake": args.wake,
+                      "summary": summary(rows),
                       "rows": rows, "peak_rss_mb": peak_rss_mb()}, indent=2))
 
 
