@@ -178,14 +178,13 @@ def test_a_match_of_the_takes_ends_the_command_at_its_pause_or_after_part_of_the
             assert not heard["ended_early"] and waited >= 300, heard
 
 
-def test_a_no_ends_at_its_pause_only_in_a_questions_listening_window(
-        tmp_path: Path, loaded: Any) -> None:
-    """"no" is how "noisier" begins, a sentence of every screen, so a pause after it may be
-    inside a command and "no" waits out the person's pause. In a question's listening window an
-    answer is what is awaited: there the takes' sure "no" ends at its pause, as "yes" does."""
+def answered_after_a_question_or_not(tmp_path: Path, loaded: Any,
+                                     answer: str) -> dict[bool, tuple[Any, list[str]]]:
+    """`answer` said after "click send" (which asks) and after "select grandma" (which does
+    not), with takes of both and of the answers: whether asked -> (what was heard, the sink's
+    texts)."""
     from appliance.voice.audio.sources import WavSource
     from appliance.voice.commands import VoiceOptions, run_voice
-    from appliance.voice.hearing.closed_set import closed_set
     from tests.integration.test_voice_pipeline import ScriptedSink
 
     profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
@@ -194,17 +193,31 @@ def test_a_no_ends_at_its_pause_only_in_a_questions_listening_window(
                          ("no", TakeKind.COMMAND)):
         for rate in ENROL_RATES:
             profile.add(phrase, kind, espeak(phrase, rate))
-    assert closed_set(tuple(ScriptedSink().vocabulary()), ()).runs_on("no")
-    answers = {}
+    out = {}
     for command, asks in (("click send", True), ("select grandma", False)):
         audio = Pcm(silence(1) + espeak(f"hey juniper, {command}", SAID_RATE) + silence(1.2)
-                    + espeak("no", SAID_RATE) + silence(1.5), PIPELINE_RATE)
+                    + espeak(answer, SAID_RATE) + silence(1.5), PIPELINE_RATE)
         sink = ScriptedSink()
         stats = run_voice(WavSource(pcm=audio), sink, loaded, None,
                           VoiceOptions(profile=profile.path))
-        said, answer = stats.heard  # type: ignore[attr-defined]
+        out[asks] = (stats.heard, sink.texts)  # type: ignore[attr-defined]
+    return out
+
+
+def test_a_no_ends_at_its_pause_only_in_a_questions_listening_window(
+        tmp_path: Path, loaded: Any) -> None:
+    """"no" is how "noisier" begins, a sentence of every screen, so a pause after it may be
+    inside a command and "no" waits out the person's pause. In a question's listening window an
+    answer is what is awaited: there the takes' sure "no" ends at its pause, as "yes" does."""
+    from appliance.voice.hearing.closed_set import closed_set
+    from tests.integration.test_voice_pipeline import ScriptedSink
+
+    assert closed_set(tuple(ScriptedSink().vocabulary()), ()).runs_on("no")
+    answers = {}
+    for asks, ((said, answer), texts) in answered_after_a_question_or_not(
+            tmp_path, loaded, "no").items():
         assert (said["engine"], answer["engine"]) == ("closed:templates",) * 2, (said, answer)
-        assert sink.texts == ([command, "no"] if asks else [command]), sink.texts
+        assert texts == (["click send", "no"] if asks else ["select grandma"]), texts
         answers[asks] = answer
     assert answers[True]["ended_early"] and answers[True]["timings"]["vad_ms"] < 150, answers
     assert not answers[False]["ended_early"], answers[False]
@@ -216,25 +229,10 @@ def test_an_answer_after_the_wake_phrase_ends_at_its_pause_only_in_a_questions_w
     """People say the wake phrase out of habit. In a question's listening window "hey juniper,
     no" is the answer the window awaits: the takes' sure "no" ends at its pause, with no Whisper
     decode. Outside a window it is left to Whisper's words."""
-    from appliance.voice.audio.sources import WavSource
-    from appliance.voice.commands import VoiceOptions, run_voice
-    from tests.integration.test_voice_pipeline import ScriptedSink
-
-    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
-    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("click send", TakeKind.COMMAND),
-                         ("select grandma", TakeKind.COMMAND), ("yes", TakeKind.COMMAND),
-                         ("no", TakeKind.COMMAND)):
-        for rate in ENROL_RATES:
-            profile.add(phrase, kind, espeak(phrase, rate))
     answers = {}
-    for command, asks in (("click send", True), ("select grandma", False)):
-        audio = Pcm(silence(1) + espeak(f"hey juniper, {command}", SAID_RATE) + silence(1.2)
-                    + espeak("hey juniper, no", SAID_RATE) + silence(1.5), PIPELINE_RATE)
-        sink = ScriptedSink()
-        stats = run_voice(WavSource(pcm=audio), sink, loaded, None,
-                          VoiceOptions(profile=profile.path))
-        _said, answer = stats.heard  # type: ignore[attr-defined]
-        assert sink.texts == [command, "no"], sink.texts
+    for asks, ((_said, answer), texts) in answered_after_a_question_or_not(
+            tmp_path, loaded, "hey juniper, no").items():
+        assert texts[1:] == ["no"], texts
         answers[asks] = answer
     assert answers[True]["engine"] == "closed:templates", answers[True]
     assert answers[True]["ended_early"] and answers[True]["timings"]["vad_ms"] < 150, answers
