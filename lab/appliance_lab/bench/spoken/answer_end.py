@@ -81,9 +81,12 @@ class AnswerCut:
 
 
 def answer_audio(part: Part, voice_label: str, condition: ConditionName, word: str,
-                 variant: int) -> bytes:
-    """The voice saying the answer alone, as a test item would be said."""
+                 variant: int, after_wake: bool = False) -> bytes:
+    """The voice saying the answer alone, as a test item would be said; `after_wake`: after
+    the wake phrase, the test item itself ("hey juniper, no")."""
     voice = next(v for v in load_part(part).voices if v.label == voice_label)
+    if after_wake:
+        return item_audio(SpokenItem(part, voice, SCENE, word, condition, variant))
     style: Style = "slow" if condition == "slow" else "normal"
     ident = item_id(part, voice, condition, "answer", f"{word}/{variant}")
     seed = seed_of(ident)
@@ -123,9 +126,7 @@ def cuts(part: Part, per: int, workdir: Path, answering: bool = False,
             style: Style = "slow" if condition == "slow" else "normal"
             for word in ANSWER_WORDS:
                 for variant in range(len(TEST[style])):
-                    pcm = (item_audio(SpokenItem(part, voice, SCENE, word, condition, variant))
-                           if after_wake else
-                           answer_audio(part, voice.label, condition, word, variant))
+                    pcm = answer_audio(part, voice.label, condition, word, variant, after_wake)
                     at_cuts = pauses(pcm, settings)
                     answers[condition] += 1
                     if not at_cuts:

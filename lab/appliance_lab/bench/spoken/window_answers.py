@@ -71,10 +71,8 @@ def run(part: Part, per: int, workdir: Path, wake: bool = False) -> list[dict[st
             profile = make_profile(workdir, part, voice, style, room=True, speech=True)
             clips: list[bytes] = []
             for ask, word, variant in mine:
-                answer = (
-                    item_audio(SpokenItem(part, voice, SCENE, word, ask.condition, variant))
-                    if wake else answer_audio(part, voice.label, ask.condition, word, variant))
-                clips += [item_audio(ask), answer]
+                clips += [item_audio(ask),
+                          answer_audio(part, voice.label, ask.condition, word, variant, wake)]
             result = run_clips(SCENE, clips, "closed", pace=1.0, profile=profile, asks=True)
             _woke, first = by_clip(result)
             for k, (ask, word, _variant) in enumerate(mine):
