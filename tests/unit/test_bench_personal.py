@@ -217,3 +217,31 @@ def test_answer_takes_count_doubts_of_right_answers_and_catches_of_wrong_ones() 
     assert rows["snr5", "both"]["caught_when_wrong"]["count"] == 1
     assert rows["all", "yes"]["doubted_when_right"]["share"] == 0.5
     assert rows["clean", "no"]["caught_when_wrong"]["count"] == 0
+
+
+def test_the_spell_of_use_says_new_takes_and_teaches_what_the_products_learning_keeps() -> None:
+    from appliance_lab.bench.spoken.corpus import load_part
+    from appliance_lab.bench.spoken.personal_use import NOT_IN_USE, USE, teaches, use_items
+
+    assert not set(USE) & {*ENROL["normal"], *TEST["normal"]}
+    voice = load_part("tune").voices[0]
+    spell = use_items("tune", voice)
+    assert spell == use_items("tune", voice)
+    assert not {i.phrase for i in spell} & set(NOT_IN_USE)
+    assert len({i.item_id for i in spell}) == len(spell)
+    assert not {i.item_id for i in spell} & {i.item_id for i in sample_items("tune", 4)}
+    intent = {"intent": "activate", "target": "send"}
+    expected = {"decision": "executed", "intent": intent}
+
+    def row(outcome: str, engine: str, got: dict[str, Any] | None) -> dict[str, Any]:
+        return {"outcome": outcome, "engine": engine, "got": got, "expected": expected}
+
+    assert teaches(row("right", "closed:whisper", expected))
+    assert not teaches(row("right", "closed:templates", expected))  # heard by a take already
+    assert not teaches(row("right", "open:whisper", expected))
+    asked = {"decision": "needs_confirmation", "intent": intent}
+    assert teaches(row("asked", "closed:templates", asked))  # the person says yes
+    other = {"decision": "needs_confirmation", "intent": {"intent": "activate", "target": "x"}}
+    assert not teaches(row("asked", "closed:whisper", other))
+    assert not teaches(row("wrong", "closed:whisper", {**expected, "intent": other["intent"]}))
+    assert not teaches(row("missed", "closed:whisper", None))

@@ -300,6 +300,11 @@ class SpokenItem:
     def text(self) -> str:
         return with_wake(self.phrase)
 
+    @property
+    def noise(self) -> NoiseKind | None:
+        """The noise it is mixed with (None: none)."""
+        return noise_for(self.voice, self.phrase, CORPUS_CONDITIONS[self.condition])
+
 
 CORPUS_CONDITIONS: dict[ConditionName, Condition] = {
     "clean": Condition(name="clean"),
@@ -319,7 +324,7 @@ def item_audio(item: SpokenItem) -> bytes:
     def make() -> bytes:
         words = said(item.voice, item.text, variant, seed)
         cond = CORPUS_CONDITIONS[item.condition]
-        return heard_in(item.part, words, cond, noise_for(item.voice, item.phrase, cond), seed)
+        return heard_in(item.part, words, cond, item.noise, seed)
 
     return cached_pcm(cache_key(doc), make)
 

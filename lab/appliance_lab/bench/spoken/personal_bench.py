@@ -16,17 +16,17 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from appliance_lab import REPO
 from appliance_lab.bench.spoken.accuracy import by_clip
-from appliance_lab.bench.spoken.corpus import Part, load_part, noise_for
+from appliance_lab.bench.spoken.corpus import Part, load_part
 from appliance_lab.bench.spoken.outcome import Turn, planned
 from appliance_lab.bench.spoken.personal import (
     COMMAND_TAKES,
     CONDITIONS,
-    CORPUS_CONDITIONS,
     ENROL,
     TEST,
     WAKE_TAKES,
@@ -117,21 +117,38 @@ def run_arm(arm: Arm, part: Part, per: int, voices: int, workdir: Path, progress
     """In this process: each item through the real pipeline, paced in real time, on a fresh
     copy of its scene; "after" with the voice's profile (the slow condition: the slow person's)."""
     chosen = sample_items(part, per, conditions, voices)
+
+    def profile_of(item: SpokenItem) -> Path | None:
+        return (make_profile(workdir, part, item.voice, item.style, room, speech)
+                if arm == "after" else None)
+
+    rows = hear_items(chosen, item_audio, profile_of, arm, progress, room=room)
+    return {"arm": arm, "room": room, "speech": speech, "rows": rows,
+            "peak_rss_mb": peak_rss_mb()}
+
+
+def hear_items(chosen: Sequence[SpokenItem], audio_of: Callable[[SpokenItem], bytes],
+               profile_of: Callable[[SpokenItem], Path | None], label: str,
+               progress: Progress, pace: float | None = 1.0,
+               room: bool = False) -> list[dict[str, Any]]:
+    """Each item's row: its clip (`audio_of`) through the real pipeline with its voice's
+    profile (`profile_of`; None: none), on a fresh copy of its scene, `pace` as in run_clips;
+    `room`: the profiles hold the voice's room."""
     groups: dict[tuple[str, str, str], list[SpokenItem]] = defaultdict(list)
     for item in chosen:
         # Without profiles, voices share a pipeline run (fewer start-ups); with them, each
         # voice's items are heard with its own profile.
-        who = item.voice.label if arm == "after" else ""
+        profile = profile_of(item)
+        who = item.voice.label if profile is not None else ""
         groups[(who, item.style, item.scene)].append(item)
     rows: list[dict[str, Any]] = []
     done = 0
     started = time.monotonic()
     for (_label, _style, scene), group in sorted(groups.items()):
-        profile = (make_profile(workdir, part, group[0].voice, group[0].style, room, speech)
-                   if arm == "after" else None)
+        profile = profile_of(group[0])
         for k in range(0, len(group), RUN_SIZE):
             chunk = group[k : k + RUN_SIZE]
-            result = run_clips(scene, [item_audio(i) for i in chunk], "closed", pace=1.0,
+            result = run_clips(scene, [audio_of(i) for i in chunk], "closed", pace=pace,
                                profile=profile)
             woke, first = by_clip(result)
             for i, item in enumerate(chunk):
@@ -149,15 +166,13 @@ def run_arm(arm: Arm, part: Part, per: int, voices: int, workdir: Path, progress
                              "got": turn.outcome if turn else None, "expected": expected,
                              "latency_ms": None if latency is None else round(latency, 1),
                              "vad_ms": t.get("vad_ms"), "stt_ms": t.get("stt_ms"),
-                             "noise": noise_for(item.voice, item.phrase,
-                                                CORPUS_CONDITIONS[item.condition]),
+                             "noise": item.noise,
                              "room": room_kind(item.voice) if room else None})
             done += len(chunk)
             right = sum(r["outcome"] == "right" for r in rows)
-            progress(f"{arm}: {done}/{len(chosen)} items, {right} right at once so far "
+            progress(f"{label}: {done}/{len(chosen)} items, {right} right at once so far "
                      f"({(time.monotonic() - started) / 60:.1f} min)")
-    return {"arm": arm, "room": room, "speech": speech, "rows": rows,
-            "peak_rss_mb": peak_rss_mb()}
+    return rows
 
 
 def wrong_acted(row: dict[str, Any]) -> bool:
