@@ -132,20 +132,23 @@ def hear_items(chosen: Sequence[SpokenItem], audio_of: Callable[[SpokenItem], by
                progress: Progress, pace: float | None = 1.0,
                room: bool = False) -> list[dict[str, Any]]:
     """Each item's row: its clip (`audio_of`) through the real pipeline with its voice's
-    profile (`profile_of`; None: none), on a fresh copy of its scene, `pace` as in run_clips;
-    `room`: the profiles hold the voice's room."""
+    profile (`profile_of`, asked once a voice and style; None: none), on a fresh copy of its
+    scene, `pace` as in run_clips; `room`: the profiles hold the voice's room."""
     groups: dict[tuple[str, str, str], list[SpokenItem]] = defaultdict(list)
+    profiles: dict[tuple[str, str], Path | None] = {}
     for item in chosen:
         # Without profiles, voices share a pipeline run (fewer start-ups); with them, each
         # voice's items are heard with its own profile.
-        profile = profile_of(item)
+        if (item.voice.label, item.style) not in profiles:
+            profiles[(item.voice.label, item.style)] = profile_of(item)
+        profile = profiles[(item.voice.label, item.style)]
         who = item.voice.label if profile is not None else ""
         groups[(who, item.style, item.scene)].append(item)
     rows: list[dict[str, Any]] = []
     done = 0
     started = time.monotonic()
     for (_label, _style, scene), group in sorted(groups.items()):
-        profile = profile_of(group[0])
+        profile = profiles[(group[0].voice.label, group[0].style)]
         for k in range(0, len(group), RUN_SIZE):
             chunk = group[k : k + RUN_SIZE]
             result = run_clips(scene, [audio_of(i) for i in chunk], "closed", pace=pace,

@@ -168,11 +168,11 @@ def teach(profile: VoiceProfile, item: UseItem, heard: str, taught: Taught) -> N
             taught.wakes += 1
 
 
-def used_profile(workdir: Path, part: Part, voice: Voice) -> Path:
-    """A fresh copy of the voice's profile as enrolled (room and free speech too)."""
+def used_profile(workdir: Path, part: Part, voice: Voice, enrolled: Path) -> Path:
+    """A fresh copy of the voice's profile as enrolled (`enrolled`)."""
     path = workdir / "used" / f"{part}-{cache_key({'voice': voice.model_dump()})}.voice.sqlite"
     path.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(make_profile(workdir, part, voice, "normal", room=True, speech=True), path)
+    shutil.copyfile(enrolled, path)
     return path
 
 
@@ -201,7 +201,7 @@ def bench_use(part: Part, per: int, voices: int, workdir: Path, progress: Progre
     enrolled: dict[str, Path] = {}
     for voice in chosen:
         enrolled[voice.label] = make_profile(workdir, part, voice, "normal", True, True)
-        used[voice.label] = used_profile(workdir, part, voice)
+        used[voice.label] = used_profile(workdir, part, voice, enrolled[voice.label])
     use_rows: list[dict[str, Any]] = []
     taught: list[dict[str, Taught]] = []
     for n in range(spells):
