@@ -42,7 +42,7 @@ def test_the_wake_stages_count_each_loss_at_the_stage_that_made_it() -> None:
     """The report of `wake_stages`: a wake phrase the takes heard is woken whatever Whisper
     did; one Whisper woke and the person's verifier refused in a room read as quiet is counted
     there; a near miss is accepted as the pipeline would accept it."""
-    from appliance.voice.hearing.personal import NOISY_ROOM_DB
+    from appliance.voice.hearing.take_audio import NOISY_ROOM_DB
     from appliance_lab.bench.spoken.wake_stages import Stages, report
 
     def said(kind: str, takes: bool, whisper: bool, fit: float, snr: float) -> Stages:

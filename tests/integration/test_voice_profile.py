@@ -589,6 +589,40 @@ def test_a_confirmed_command_after_the_wake_phrase_teaches_its_words_and_the_wak
     assert bare.takes() == []
 
 
+def test_a_command_said_in_a_noisy_room_teaches_nothing(tmp_path: Path, loaded: Any) -> None:
+    """Doubted, then confirmed: "click send" said over a television at 5 dB teaches no take
+    (its noise would be kept as the person's voice), the same words said in quiet do."""
+    from appliance.policy.doubts import Doubt
+    from appliance.voice.hearing.closed_set import closed_set
+    from appliance.voice.hearing.closed_whisper import ClosedWhisperRecognizer
+    from appliance.voice.hearing.personal import PersonalHearing, PersonalOptions
+    from appliance.voice.hearing.stt_whisper import RATE, TRAILING_BYTES, Transcript
+    from appliance.voice.hearing.take_audio import heard_in_noise
+
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for rate in ENROL_RATES:
+        profile.add("hey juniper", TakeKind.WAKE, espeak("hey juniper", rate))
+    learned: list[str] = []
+    hearing = PersonalHearing(profile, ClosedWhisperRecognizer(loaded.whisper),
+                              lambda f, *a: f(*a), lambda _s: None,
+                              PersonalOptions(on_learned=learned.append))
+    sentences = closed_set(("Send",), ("Send",))
+    quiet = silence(0.3) + espeak("hey juniper, click send", SAID_RATE) + bytes(TRAILING_BYTES)
+    noisy = mixed(quiet, other_voice(FREE_TALK[:2], "en-gb-x-rp"), 5)
+    yes = espeak("yes", SAID_RATE)
+    assert heard_in_noise(noisy) and not heard_in_noise(quiet)
+    for said in (noisy, quiet):
+        seconds = len(said) / 2 / RATE
+        hearing.after(Transcript("hey juniper click send", 0.4, 0.0, seconds,
+                                 engine="closed:whisper", wake=True, doubt=Doubt.LESS_SURE),
+                      said, sentences)
+        hearing.after(Transcript("yes", 0.9, 0.0, len(yes) / 2 / RATE,
+                                 engine="closed:whisper"), yes, sentences)
+        if said is noisy:
+            assert learned == [] and profile.takes("click send") == []
+    assert learned == ["click send", "hey juniper"]
+
+
 def test_bad_takes_are_one_line_and_add_nothing(tmp_path: Path) -> None:
     kiosk = Kiosk(tmp_path, messages())
     good = wav(tmp_path / "good.wav", espeak("click send", 150))
@@ -1194,6 +1228,34 @@ def test_every_take_is_also_learned_in_the_sound_of_the_persons_room(tmp_path: P
                                         e["data"]["takes"]) for e in timeline
                                        if e["event"] == "VoiceTakesAdded"]
     assert "RIFF" not in json.dumps(timeline)
+
+
+def test_takes_learned_in_a_noisy_room_are_used_but_never_widen_a_bound(tmp_path: Path) -> None:
+    """openWakeWord's embeddings of a real profile (SQLite): "stop" and the wake phrase learned
+    twice over a television at 5 dB are used as takes, but each bound stays as enrolment set it."""
+    from dataclasses import replace
+
+    from appliance.voice.hearing.templates import TemplateSet
+
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("stop", TakeKind.COMMAND),
+                         ("scroll down", TakeKind.COMMAND)):
+        for rate in ENROL_RATES:
+            profile.add(phrase, kind, espeak(phrase, rate))
+    enrolled = profile.template_set()
+    television = other_voice(FREE_TALK[:3], "en-gb-x-rp")
+    for rate, start in ((145, 0), (175, 40_000)):
+        for phrase, kind in (("stop", TakeKind.COMMAND), ("hey juniper", TakeKind.WAKE)):
+            said = silence(0.2) + espeak(phrase, rate) + silence(0.2)
+            profile.learn(phrase, mixed(said, television[start:], 5), kind)
+    used = profile.template_set()
+    learned = {t.take for t in used.commands + used.wake if t.learned}
+    assert len(learned) == 4 and all(t.source == TakeSource.LEARNED and not t.pending
+                                     for t in profile.takes() if t.id in learned)
+    assert used.spreads == enrolled.spreads and used.wake_spread == enrolled.wake_spread
+    widened = TemplateSet.of([replace(t, learned=False) for t in used.commands])
+    assert widened.spreads["stop"] > 1.5 * enrolled.spreads["stop"], \
+        "counted as enrolled, the noisy takes would have widened the bound"
 
 
 def test_learning_the_voice_at_the_kiosk_ends_by_listening_to_the_room(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ from appliance.voice.hearing.enrolling import (
 from appliance.voice.hearing.learning import Learning
 from appliance.voice.hearing.profile import VoiceProfile
 from appliance.voice.hearing.stt_whisper import PREROLL_S, RATE, Transcript, as_captured
-from appliance.voice.hearing.take_audio import signal_to_noise_db
+from appliance.voice.hearing.take_audio import heard_in_noise
 from appliance.voice.hearing.templates import TemplateMatch, TemplateSet
 from appliance.voice.sink import EnrolAction, EnrolState
 
@@ -74,8 +74,6 @@ END_RIVAL_RATIO = 0.6
 END_START_RATIO = 0.8
 """And than to the start of another phrase: at a pause, "scroll" is near "stop" and is how
 "scroll down" begins."""
-NOISY_ROOM_DB = 22.0
-"""Speech less than this far above the room's own sound is heard in a noisy room."""
 ENROLLING_STOP_S = 1.2
 """Silence that ends a take while enrolling: the person's own pauses are not known yet."""
 PAUSED = ("Paused. I will listen as usual until you go on learning your voice, from the switch "
@@ -122,7 +120,7 @@ def wake_bound(pcm: bytes, templates: TemplateSet) -> float:
     """How far (in spreads of their wake takes) the person's wake phrase may be from their
     nearest wake take, in the room this utterance was said in; nearer than their own free
     speech ever comes, when they enrolled some."""
-    noisy = signal_to_noise_db(pcm) < NOISY_ROOM_DB
+    noisy = heard_in_noise(pcm)
     bound = WAKE_VERIFY_NOISY if noisy else WAKE_VERIFY_QUIET
     other = templates.other_fit(noisy)
     if other is None:
@@ -465,7 +463,10 @@ class PersonalHearing:
             return self._start_enrolling(heard)
         if self._learning is not None and heard.engine in ("closed:whisper", TEMPLATE_ENGINE):
             take = self._take if heard.engine == TEMPLATE_ENGINE else 0
-            command, wake = self._parts(pcm, bool(heard.wake))
+            # Said in a noisy room, a take would keep the noise as the person's voice and be
+            # near the next utterance in that noise, whatever its words: it teaches nothing.
+            noisy = heard_in_noise(pcm)
+            command, wake = (b"", b"") if noisy else self._parts(pcm, bool(heard.wake))
             self._learning.heard(said, command, intent, bool(heard.doubt), take, wake)
         return heard
 

@@ -329,17 +329,21 @@ class VoiceProfile:
             with self._db() as db:
                 in_room = ("in_room, in_room_frames" if _has_room_columns(db)
                            else "X'', 0")  # a profile from before rooms, not written since
-                rows = db.execute(f"SELECT id, phrase, kind, clean, frames, noisy, noisy_frames, "
-                                  f"{in_room} FROM takes WHERE pending = 0 AND kind != ?",
+                rows = db.execute(f"SELECT id, phrase, kind, source, clean, frames, noisy, "
+                                  f"noisy_frames, {in_room} FROM takes "
+                                  f"WHERE pending = 0 AND kind != ?",
                                   (TakeKind.ROOM.value,)).fetchall()
-            for take, phrase, kind, clean, frames, noisy, noisy_frames, room, room_frames in rows:
+            for (take, phrase, kind, source, clean, frames, noisy, noisy_frames, room,
+                 room_frames) in rows:
                 into = kept[TakeKind(kind)]
-                into.append(Template(phrase, embeddings(clean, frames), take=take))
+                learned = source == TakeSource.LEARNED.value
+                into.append(Template(phrase, embeddings(clean, frames), take=take,
+                                     learned=learned))
                 into.append(Template(phrase, embeddings(noisy, noisy_frames), noisy=True,
-                                     take=take))
+                                     take=take, learned=learned))
                 if room_frames:
                     into.append(Template(phrase, embeddings(room, room_frames), noisy=True,
-                                         take=take))
+                                         take=take, learned=learned))
         templates = TemplateSet.of(kept[TakeKind.COMMAND], kept[TakeKind.WAKE],
                                    kept[TakeKind.SPEECH])
         self._cached = (generation, templates)

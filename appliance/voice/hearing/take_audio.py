@@ -41,6 +41,15 @@ DIGITAL_SILENCE = 1e-6
 """A 20 ms stretch this quiet (RMS, full scale 1) is digital silence, never a microphone's."""
 
 
+NOISY_ROOM_DB = 22.0
+"""Speech less than this far above the room's own sound is heard in a noisy room."""
+
+
+def heard_in_noise(pcm: bytes) -> bool:
+    """Whether the utterance was said in a noisy room (NOISY_ROOM_DB)."""
+    return signal_to_noise_db(pcm) < NOISY_ROOM_DB
+
+
 def signal_to_noise_db(pcm: bytes) -> float:
     """How far an utterance's loud stretches stand above its quietest (the room between and
     around the words), in dB, digital silence around it left out; inf when the quietest are

@@ -169,12 +169,14 @@ def fits(templates: Sequence[Floats], utterance: Floats) -> list[tuple[float, fl
 
 @dataclass(frozen=True)
 class Template:
-    """One take's embeddings: the person saying `phrase` (`noisy`: mixed with noise)."""
+    """One take's embeddings: the person saying `phrase` (`noisy`: mixed with noise;
+    `learned`: heard in use, in whatever room the person was in)."""
 
     phrase: str
     embeddings: Floats
     noisy: bool = False
     take: int = 0  # the profile's id of the take it is (0: none)
+    learned: bool = False
 
 
 @dataclass(frozen=True)
@@ -223,13 +225,14 @@ class TemplateSet:
            others: Iterable[Template] = ()) -> TemplateSet:
         kept = list(commands)
         woken = list(wake)
-        by_phrase: dict[str, list[Floats]] = {}
+        by_phrase: dict[str, list[Template]] = {}
         for t in kept:
-            if not t.noisy:
-                by_phrase.setdefault(t.phrase, []).append(t.embeddings)
-        spreads = {p: spread(takes) for p, takes in by_phrase.items() if len(takes) >= MIN_TAKES}
-        clean_wake = [t.embeddings for t in woken if not t.noisy]
-        wake_spread = spread(clean_wake) if len(clean_wake) >= MIN_TAKES else None
+            by_phrase.setdefault(t.phrase, []).append(t)
+        spreads = {p: s for p, takes in by_phrase.items() if (s := bound_spread(takes)) is not None}
+        enrolled = [s for p, s in spreads.items() if _enrolled_bound(by_phrase[p])]
+        if enrolled:  # a phrase learned from use alone is bounded no looser than any enrolled
+            spreads = {p: min(s, max(enrolled)) for p, s in spreads.items()}
+        wake_spread = bound_spread(woken)
         return cls([t for t in kept if t.phrase in spreads], woken if wake_spread else [],
                    spreads, wake_spread, list(others))
 
@@ -393,6 +396,19 @@ def _nearest_takes(templates: Sequence[Template], utterance: Floats) -> dict[str
             was = _Nearest(found, template.take, was.start)
         nearest[template.phrase] = _Nearest(was.distance, was.take, min(begun, was.start))
     return nearest
+
+
+def bound_spread(takes: Sequence[Template]) -> float | None:
+    """The spread a phrase's bound is read from: its enrolled takes' when it has MIN_TAKES of
+    them, else all its takes'; None with too few. Takes learned in use may be matched, but never
+    widen a bound: one heard in a noisy room keeps that noise in its own "clean" copy."""
+    clean = [t for t in takes if not t.noisy]
+    chosen = [t for t in clean if not t.learned] if _enrolled_bound(takes) else clean
+    return spread([t.embeddings for t in chosen]) if len(chosen) >= MIN_TAKES else None
+
+
+def _enrolled_bound(takes: Sequence[Template]) -> bool:
+    return sum(not t.noisy and not t.learned for t in takes) >= MIN_TAKES
 
 
 def spread(takes: Sequence[Floats]) -> float:

@@ -31,6 +31,7 @@ from typing import Any
 
 from appliance.voice.errors import BadTake
 from appliance.voice.hearing.profile import TakeKind, TakeSource, VoiceProfile
+from appliance.voice.hearing.take_audio import heard_in_noise
 from appliance_lab.bench.spoken.conditions import NOISES, NoiseKind
 from appliance_lab.bench.spoken.corpus import (
     WAKE,
@@ -141,6 +142,7 @@ class Taught:
 
     uses: int = 0
     kept: int = 0  # uses the learning rule keeps
+    noisy: int = 0  # kept, but said in a noisy room: nothing learned
     not_split: int = 0  # kept, but the wake takes did not fit its start: nothing learned
     commands: int = 0  # command takes learned (pending or in use)
     wakes: int = 0
@@ -149,8 +151,13 @@ class Taught:
 
 def teach(profile: VoiceProfile, item: UseItem, heard: str, taught: Taught) -> None:
     """The use's command and the wake phrase before it, learned as the product learns them:
-    under the words heard ("click on delete" for "click delete": the same meaning)."""
-    split = profile.template_set().wake_split(use_audio(item))
+    under the words heard ("click on delete" for "click delete": the same meaning), and
+    nothing from one said in a noisy room (read from the whole clip, not the pipeline's cut)."""
+    audio = use_audio(item)
+    if heard_in_noise(audio):
+        taught.noisy += 1
+        return
+    split = profile.template_set().wake_split(audio)
     if split is None:
         taught.not_split += 1
         return

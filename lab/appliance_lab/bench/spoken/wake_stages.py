@@ -23,9 +23,9 @@ from appliance.voice.hearing.closed_whisper import (
     SPOTTER_VETO,
     ClosedWhisperRecognizer,
 )
-from appliance.voice.hearing.personal import NOISY_ROOM_DB, wake_bound
+from appliance.voice.hearing.personal import wake_bound
 from appliance.voice.hearing.profile import VoiceProfile
-from appliance.voice.hearing.take_audio import signal_to_noise_db
+from appliance.voice.hearing.take_audio import NOISY_ROOM_DB, signal_to_noise_db
 from appliance.voice.hearing.templates import TemplateSet
 from appliance_lab.bench.spoken.corpus import Part, as_sentence, heard_in, load_part, noise_for
 from appliance_lab.bench.spoken.hearing import spotter_whisper

@@ -17,13 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from appliance.voice.hearing.personal import (
-    NOISY_ROOM_DB,
     WAKE_VERIFY_NOISY,
     WAKE_VERIFY_QUIET,
     fits_wake,
 )
 from appliance.voice.hearing.profile import FREE_SPEECH, TakeKind, VoiceProfile
-from appliance.voice.hearing.take_audio import signal_to_noise_db
+from appliance.voice.hearing.take_audio import NOISY_ROOM_DB, signal_to_noise_db
 from appliance.voice.hearing.templates import TemplateSet
 from appliance_lab import REPO
 from appliance_lab.bench.spoken.corpus import Part, as_sentence, heard_in, load_part, noise_for
