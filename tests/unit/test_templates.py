@@ -136,7 +136,7 @@ def test_takes_learned_in_use_are_matched_but_never_widen_a_bound() -> None:
     a phrase learned from use alone is bounded no looser than the loosest enrolled one."""
     stop, wake, hello = phrase(), phrase(), phrase()
     enrolled = [Template("stop", stretched(stop, f)) for f in (0.9, 1.0, 1.2)]
-    heard_in_noise = Template("stop", unit(stop + 0.6 * RNG.normal(size=stop.shape)),
+    noisy_stop = Template("stop", unit(stop + 0.6 * RNG.normal(size=stop.shape)),
                               learned=True)
     wake_takes = [Template("hey juniper", stretched(wake, f)) for f in (0.9, 1.1)]
     noisy_wake = Template("hey juniper", unit(wake + 0.6 * RNG.normal(size=wake.shape)),
@@ -145,14 +145,14 @@ def test_takes_learned_in_use_are_matched_but_never_widen_a_bound() -> None:
                      Template("hello", unit(hello + 0.6 * RNG.normal(size=hello.shape)),
                               learned=True)]
     before = TemplateSet.of(enrolled, wake_takes)
-    after = TemplateSet.of([*enrolled, heard_in_noise, *learned_hello],
+    after = TemplateSet.of([*enrolled, noisy_stop, *learned_hello],
                            [*wake_takes, noisy_wake])
-    assert spread([t.embeddings for t in [*enrolled, heard_in_noise]]) > 2 * before.spreads["stop"]
+    assert spread([t.embeddings for t in [*enrolled, noisy_stop]]) > 2 * before.spreads["stop"]
     assert after.spreads["stop"] == before.spreads["stop"]
     assert after.wake_spread == before.wake_spread
     assert spread([t.embeddings for t in learned_hello]) > before.spreads["stop"]
     assert after.spreads["hello"] == before.spreads["stop"], "capped at the loosest enrolled"
-    found = after.match(heard_in_noise.embeddings, lambda _: True)
+    found = after.match(noisy_stop.embeddings, lambda _: True)
     assert found is not None and found.phrase == "stop" and found.distance < 1e-6
     # Learned takes alone, with nothing enrolled to go by, bound their phrase themselves.
     alone = TemplateSet.of(learned_hello, [noisy_wake])
