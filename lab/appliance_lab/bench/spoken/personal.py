@@ -317,9 +317,13 @@ CORPUS_CONDITIONS: dict[ConditionName, Condition] = {
 
 def item_audio(item: SpokenItem) -> bytes:
     """The item's 16 kHz PCM16, cached."""
-    variant = TEST[item.style][item.variant]
+    return spoken_clip(item, TEST[item.style][item.variant], "test")
+
+
+def spoken_clip(item: SpokenItem, variant: Variant, what: str) -> bytes:
+    """The item's words said as `variant`, in its condition: 16 kHz PCM16, cached as `what`."""
     seed = seed_of(item.item_id)
-    doc = {"v": VERSION, "id": item.item_id, "variant": variant, "what": "test"}
+    doc = {"v": VERSION, "id": item.item_id, "variant": variant, "what": what}
 
     def make() -> bytes:
         words = said(item.voice, item.text, variant, seed)

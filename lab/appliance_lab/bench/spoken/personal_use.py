@@ -8,7 +8,8 @@ pipeline with the profile as enrolled. What the product's learning keeps is then
 copy through `VoiceProfile.learn`, under the words heard and with the wake phrase before it
 (split where the person's wake takes end, as the product splits it): a command Whisper heard
 and carried out, which the person did not undo because it was right, and a right one the
-appliance asked about, which the person confirms with a yes. The product learns a command
+appliance asked about, which the person confirms with a yes; nothing said in a noisy room
+(`heard_in_noise`). The product learns a command
 carried out only after a minute in which it was not undone; a bench cannot wait that minute
 after every take, so it applies the same rule once the spell is over. A phrase's first learned
 take waits for a second (pending), as in the product.
@@ -37,8 +38,6 @@ from appliance_lab.bench.spoken.corpus import (
     WAKE,
     Part,
     cache_key,
-    cached_pcm,
-    heard_in,
     load_part,
     seed_of,
 )
@@ -47,14 +46,13 @@ from appliance_lab.bench.spoken.personal import (
     CORPUS_CONDITIONS,
     NAMES,
     SCENES,
-    VERSION,
     ConditionName,
     SpokenItem,
     Variant,
     item_audio,
     make_profile,
-    said,
     sample_items,
+    spoken_clip,
 )
 from appliance_lab.bench.spoken.personal_bench import default_workdir, hear_items, summarize_arm
 from appliance_lab.bench.spoken.runs import Progress
@@ -114,15 +112,7 @@ def use_items(part: Part, voice: Voice, spell: int = 0) -> list[UseItem]:
 def use_audio(item: SpokenItem) -> bytes:
     """The use's 16 kHz PCM16, cached: said as its USE take, in its condition."""
     assert isinstance(item, UseItem)
-    variant = USE[item.variant]
-    seed = seed_of(item.item_id)
-    doc = {"v": VERSION, "id": item.item_id, "variant": variant, "what": "use"}
-
-    def make() -> bytes:
-        words = said(item.voice, item.text, variant, seed)
-        return heard_in(item.part, words, CORPUS_CONDITIONS[item.condition], item.noise, seed)
-
-    return cached_pcm(cache_key(doc), make)
+    return spoken_clip(item, USE[item.variant], "use")
 
 
 def teaches(row: dict[str, Any]) -> bool:
