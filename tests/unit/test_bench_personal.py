@@ -221,15 +221,28 @@ def test_answer_takes_count_doubts_of_right_answers_and_catches_of_wrong_ones() 
 
 def test_the_spell_of_use_says_new_takes_and_teaches_what_the_products_learning_keeps() -> None:
     from appliance_lab.bench.spoken.corpus import load_part
-    from appliance_lab.bench.spoken.personal_use import NOT_IN_USE, USE, teaches, use_items
+    from appliance_lab.bench.spoken.personal_use import (
+        NOT_IN_USE,
+        USE,
+        USE_SLOW,
+        teaches,
+        use_items,
+    )
 
     assert not set(USE) & {*ENROL["normal"], *TEST["normal"]}
+    assert not set(USE_SLOW) & {*ENROL["slow"], *TEST["slow"]}
+    assert all(v.gaps for v in USE_SLOW)
     voice = load_part("tune").voices[0]
     spell = use_items("tune", voice)
     assert spell == use_items("tune", voice)
     assert not {i.phrase for i in spell} & set(NOT_IN_USE)
     assert len({i.item_id for i in spell}) == len(spell)
     assert not {i.item_id for i in spell} & {i.item_id for i in sample_items("tune", 4)}
+    assert "slow" not in {i.condition for i in spell}
+    slow = use_items("tune", voice, style="slow")
+    assert {i.condition for i in slow} == {"slow"} and {i.style for i in slow} == {"slow"}
+    assert [i.phrase for i in slow] == [i.phrase for i in spell]
+    assert not {i.item_id for i in slow} & {i.item_id for i in sample_items("tune", 4)}
     intent = {"intent": "activate", "target": "send"}
     expected = {"decision": "executed", "intent": intent}
 

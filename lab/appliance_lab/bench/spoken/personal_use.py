@@ -12,7 +12,8 @@ appliance asked about, which the person confirms with a yes; nothing said in a n
 (`heard_in_noise`). The product learns a command
 carried out only after a minute in which it was not undone; a bench cannot wait that minute
 after every take, so it applies the same rule once the spell is over. A phrase's first learned
-take waits for a second (pending), as in the product.
+take waits for a second (pending), as in the product. With `--style slow` the slow person
+(personal.py) enrols, uses and is tested in slow speech, in a quiet room.
 
 `PYTHONPATH=$PWD:$PWD/lab python -m appliance_lab.bench.spoken.personal_use --part tune`
 """
@@ -48,6 +49,7 @@ from appliance_lab.bench.spoken.personal import (
     SCENES,
     ConditionName,
     SpokenItem,
+    Style,
     Variant,
     item_audio,
     make_profile,
@@ -62,6 +64,12 @@ from appliance_lab.bench.stats import peak_rss_mb
 USE: tuple[Variant, ...] = (Variant(0.92, -30), Variant(1.15, 90), Variant(0.84, 70),
                             Variant(1.04, -120))
 """How the voice says a command in use: rates and pitches no enrolment or test take has."""
+USE_SLOW: tuple[Variant, ...] = (Variant(0.73, -20, (5.5, 22), gaps=(0.28, 0.48)),
+                                 Variant(0.77, 60, (5.5, 22), gaps=(0.3, 0.45)),
+                                 Variant(0.69, -90, (6.5, 18), gaps=(0.32, 0.52)),
+                                 Variant(0.75, 170, (5.0, 25), gaps=(0.3, 0.5)))
+"""How the slow person says a command in use, likewise."""
+USES: dict[Style, tuple[Variant, ...]] = {"normal": USE, "slow": USE_SLOW}
 USE_CONDITIONS: tuple[ConditionName, ...] = ("clean", "snr10", "snr5", "reverb")
 """What the room holds when a command is used; the same conditions the items are tested in."""
 NOT_IN_USE = ("yes", "no", "cancel", "undo that")
@@ -95,24 +103,29 @@ class UseItem(SpokenItem):
         return NOISES[seed_of("use noise", self.item_id) % len(NOISES)]
 
 
-def use_items(part: Part, voice: Voice, spell: int = 0) -> list[UseItem]:
+def use_items(part: Part, voice: Voice, spell: int = 0, style: Style = "normal"
+              ) -> list[UseItem]:
     """The voice's spell of use: every scene's commands that act on their own, its names
-    NAME_USES times, each in a condition and a take drawn with a fixed seed (one a spell)."""
-    rng = random.Random(seed_of("personal use", voice.label, *([spell] if spell else [])))
+    NAME_USES times, each in a condition and a take drawn with a fixed seed (one a spell); the
+    slow person speaks slowly in a quiet room."""
+    rng = random.Random(seed_of("personal use", voice.label, *([spell] if spell else []),
+                                *([style] if style != "normal" else [])))
+    takes = USES[style]
     out: list[UseItem] = []
     for scene in SCENES:
         phrases = [p for p in COMMON if p not in NOT_IN_USE]
         phrases += [name for name in NAMES[scene] for _ in range(NAME_USES)]
         for n, phrase in enumerate(phrases):
-            out.append(UseItem(part, voice, scene, phrase, rng.choice(USE_CONDITIONS),
-                               rng.randrange(len(USE)), n, spell))
+            condition: ConditionName = "slow" if style == "slow" else rng.choice(USE_CONDITIONS)
+            out.append(UseItem(part, voice, scene, phrase, condition,
+                               rng.randrange(len(takes)), n, spell))
     return out
 
 
 def use_audio(item: SpokenItem) -> bytes:
-    """The use's 16 kHz PCM16, cached: said as its USE take, in its condition."""
+    """The use's 16 kHz PCM16, cached: said as its take of USES, in its condition."""
     assert isinstance(item, UseItem)
-    return spoken_clip(item, USE[item.variant], "use")
+    return spoken_clip(item, USES[item.style][item.variant], "use")
 
 
 def teaches(row: dict[str, Any]) -> bool:
@@ -165,9 +178,11 @@ def teach(profile: VoiceProfile, item: UseItem, heard: str, taught: Taught) -> N
             taught.wakes += 1
 
 
-def used_profile(workdir: Path, part: Part, voice: Voice, enrolled: Path) -> Path:
+def used_profile(workdir: Path, part: Part, voice: Voice, enrolled: Path,
+                 style: Style = "normal") -> Path:
     """A fresh copy of the voice's profile as enrolled (`enrolled`)."""
-    path = workdir / "used" / f"{part}-{cache_key({'voice': voice.model_dump()})}.voice.sqlite"
+    name = f"{part}{'-slow' if style == 'slow' else ''}-{cache_key({'voice': voice.model_dump()})}"
+    path = workdir / "used" / f"{name}.voice.sqlite"
     path.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(enrolled, path)
     return path
@@ -187,8 +202,8 @@ def _of(profiles: dict[str, Path]) -> Callable[[SpokenItem], Path]:
 
 
 def bench_use(part: Part, per: int, voices: int, workdir: Path, progress: Progress,
-              spells: int = 1, enrolled_rows: list[dict[str, Any]] | None = None
-              ) -> dict[str, Any]:
+              spells: int = 1, enrolled_rows: list[dict[str, Any]] | None = None,
+              style: Style = "normal") -> dict[str, Any]:
     """The spells of use and what they taught (each heard with the profile as the spells
     before left it), then the test items with each voice's profile as enrolled (or
     `enrolled_rows`, an earlier run's of the same items) and as used."""
@@ -197,12 +212,12 @@ def bench_use(part: Part, per: int, voices: int, workdir: Path, progress: Progre
     used: dict[str, Path] = {}
     enrolled: dict[str, Path] = {}
     for voice in chosen:
-        enrolled[voice.label] = make_profile(workdir, part, voice, "normal", True, True)
-        used[voice.label] = used_profile(workdir, part, voice, enrolled[voice.label])
+        enrolled[voice.label] = make_profile(workdir, part, voice, style, True, True)
+        used[voice.label] = used_profile(workdir, part, voice, enrolled[voice.label], style)
     use_rows: list[dict[str, Any]] = []
     taught: list[dict[str, Taught]] = []
     for n in range(spells):
-        spell = [item for voice in chosen for item in use_items(part, voice, n)]
+        spell = [item for voice in chosen for item in use_items(part, voice, n, style)]
         rows = hear_items(spell, use_audio, _of(used), f"use, spell {n + 1}", progress,
                           pace=None, room=True)
         taught.append({v.label: Taught() for v in chosen})
@@ -216,7 +231,7 @@ def bench_use(part: Part, per: int, voices: int, workdir: Path, progress: Progre
         use_rows += rows
         progress(f"use, spell {n + 1}: taught " + ", ".join(
             f"{k}: {v.commands} commands, {v.wakes} wakes" for k, v in taught[-1].items()))
-    items = sample_items(part, per, USE_CONDITIONS, voices)
+    items = sample_items(part, per, ("slow",) if style == "slow" else USE_CONDITIONS, voices)
     arms: dict[str, list[dict[str, Any]]] = {}
     if enrolled_rows is not None:
         if sorted(r["id"] for r in enrolled_rows) != sorted(i.item_id for i in items):
@@ -227,7 +242,7 @@ def bench_use(part: Part, per: int, voices: int, workdir: Path, progress: Progre
                                       room=True)
     arms["used"] = hear_items(items, item_audio, _of(used), "used", progress, room=True)
     return {
-        "part": part, "per": per, "spells": spells,
+        "part": part, "style": style, "per": per, "spells": spells,
         "enrolled_rows_reused": enrolled_rows is not None,
         "use": {"items": len(use_rows), "outcomes": Counter(r["outcome"] for r in use_rows),
                 "engines": Counter(str(r["engine"]) for r in use_rows),
@@ -254,6 +269,8 @@ def main() -> None:
     parser.add_argument("--voices", type=int, default=0)
     parser.add_argument("--work", type=Path, default=default_workdir())
     parser.add_argument("--spells", type=int, default=1, help="spells of use, one after another")
+    parser.add_argument("--style", choices=("normal", "slow"), default="normal",
+                        help="slow: the slow person, in slow speech")
     parser.add_argument("--enrolled-from", type=Path,
                         help="an earlier run's JSON whose enrolled rows are reused")
     args = parser.parse_args()
@@ -264,8 +281,9 @@ def main() -> None:
         print(f"bench personal-use: {line}", file=sys.stderr, flush=True)
 
     part: Part = "tune" if args.part == "tune" else "heldout"
+    style: Style = "slow" if args.style == "slow" else "normal"
     print(json.dumps(bench_use(part, args.per, args.voices, args.work, progress, args.spells,
-                               rows)))
+                               rows, style)))
 
 
 if __name__ == "__main__":
