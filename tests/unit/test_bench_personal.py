@@ -258,3 +258,19 @@ def test_the_spell_of_use_says_new_takes_and_teaches_what_the_products_learning_
     assert not teaches(row("asked", "closed:whisper", other))
     assert not teaches(row("wrong", "closed:whisper", {**expected, "intent": other["intent"]}))
     assert not teaches(row("missed", "closed:whisper", None))
+
+
+def test_near_misses_are_counted_by_the_profile_each_stage_lets_them_through_with() -> None:
+    from appliance_lab.bench.spoken.near_used import NearMiss, Passed, report
+
+    def near(enrolled: tuple[bool, bool], used: tuple[bool, bool]) -> NearMiss:
+        return NearMiss("v", "near", "hey junior", "clean", 3.0,
+                        Passed(*enrolled, 0.5), Passed(*used, 0.4))
+
+    found = [near((False, False), (True, True)), near((True, False), (False, False)),
+             near((True, True), (True, True)), near((False, False), (False, False))]
+    assert report(found) == {
+        "n": 4,
+        "verifier": {"enrolled": 2, "used": 2, "newly": 1, "no_longer": 1},
+        "takes": {"enrolled": 1, "used": 2, "newly": 1, "no_longer": 0},
+    }

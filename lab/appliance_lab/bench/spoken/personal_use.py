@@ -178,11 +178,16 @@ def teach(profile: VoiceProfile, item: UseItem, heard: str, taught: Taught) -> N
             taught.wakes += 1
 
 
+def used_path(workdir: Path, part: Part, voice: Voice, style: Style = "normal") -> Path:
+    """Where the voice's profile after its spells of use is kept."""
+    name = f"{part}{'-slow' if style == 'slow' else ''}-{cache_key({'voice': voice.model_dump()})}"
+    return workdir / "used" / f"{name}.voice.sqlite"
+
+
 def used_profile(workdir: Path, part: Part, voice: Voice, enrolled: Path,
                  style: Style = "normal") -> Path:
     """A fresh copy of the voice's profile as enrolled (`enrolled`)."""
-    name = f"{part}{'-slow' if style == 'slow' else ''}-{cache_key({'voice': voice.model_dump()})}"
-    path = workdir / "used" / f"{name}.voice.sqlite"
+    path = used_path(workdir, part, voice, style)
     path.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(enrolled, path)
     return path
