@@ -22,14 +22,11 @@ from appliance.voice.hearing.wake_spotter import WakeSpotter
 from appliance_lab.bench.spoken.corpus import (
     WAKE,
     Part,
-    as_sentence,
-    heard_in,
     load_part,
-    noise_for,
 )
-from appliance_lab.bench.spoken.personal import make_profile, said
+from appliance_lab.bench.spoken.personal import make_profile
 from appliance_lab.bench.spoken.personal_bench import default_workdir
-from appliance_lab.bench.spoken.personal_fa import FA_CONDITIONS, FA_VARIANTS, lines
+from appliance_lab.bench.spoken.personal_fa import FA_CONDITIONS, FA_VARIANTS, line_in, lines
 from appliance_lab.bench.spoken.personal_use import used_path
 
 SAYINGS = 2
@@ -87,8 +84,7 @@ def measure(part: Part, workdir: Path) -> list[NearMiss]:
         for kind, line in near * SAYINGS:
             room = FA_CONDITIONS[rng.randrange(len(FA_CONDITIONS))]
             variant = FA_VARIANTS[rng.randrange(len(FA_VARIANTS))]
-            pcm = heard_in(part, said(voice, as_sentence(line), variant), room,
-                           noise_for(voice, line, room), rng.randrange(1 << 30))
+            pcm = line_in(part, voice, line, variant, room, rng.randrange(1 << 30))
             spot = spotter.score(pcm)
             out.append(NearMiss(voice.label, kind, line, room.name, round(spot, 2),
                                 *(_passed(templates[arm], pcm, spot) for arm in ARMS)))

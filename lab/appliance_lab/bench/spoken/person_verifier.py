@@ -37,16 +37,15 @@ from appliance.voice.hearing.wake_spotter import (
     speech_embedding,
     windows,
 )
-from appliance_lab.bench.spoken.corpus import WAKE, as_sentence, heard_in, load_part, noise_for
+from appliance_lab.bench.spoken.corpus import WAKE, load_part
 from appliance_lab.bench.spoken.personal import (
     ConditionName,
     item_audio,
     make_profile,
-    said,
     sample_items,
 )
 from appliance_lab.bench.spoken.personal_bench import default_workdir
-from appliance_lab.bench.spoken.personal_fa import FA_CONDITIONS, FA_VARIANTS, lines
+from appliance_lab.bench.spoken.personal_fa import FA_CONDITIONS, FA_VARIANTS, line_in, lines
 from appliance_lab.bench.spoken.voices import Voice
 from appliance_lab.bench.stats import level_accepting, share
 
@@ -189,8 +188,8 @@ def _near_and_talk(voice: Voice) -> list[tuple[str, str, str, bytes]]:
     for kind, pool, count in (("near", near, NEAR_PER_VOICE), ("talk", talk, TALK_PER_VOICE)):
         for _ in range(count):
             line, room = rng.choice(pool), rng.choice(FA_CONDITIONS)
-            pcm = heard_in("tune", said(voice, as_sentence(line), rng.choice(FA_VARIANTS)),
-                           room, noise_for(voice, line, room), rng.randrange(1 << 30))
+            pcm = line_in("tune", voice, line, rng.choice(FA_VARIANTS), room,
+                          rng.randrange(1 << 30))
             out.append((kind, room.name, line, pcm))
     return out
 

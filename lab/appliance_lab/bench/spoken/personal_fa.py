@@ -22,7 +22,7 @@ from typing import Any, Literal
 import yaml
 
 from appliance.voice.audio.pcm import PIPELINE_RATE
-from appliance_lab.bench.spoken.conditions import CONDITIONS
+from appliance_lab.bench.spoken.conditions import CONDITIONS, Condition
 from appliance_lab.bench.spoken.corpus import Part, as_sentence, heard_in, load_part, noise_for
 from appliance_lab.bench.spoken.false_accepts import noise_clip
 from appliance_lab.bench.spoken.personal import (
@@ -36,6 +36,7 @@ from appliance_lab.bench.spoken.personal import (
     said,
 )
 from appliance_lab.bench.spoken.runs import GAP_S, Progress, owner, run_clips
+from appliance_lab.bench.spoken.voices import Voice
 from appliance_lab.bench.stats import peak_rss_mb, poisson_rate
 
 TEXT = Path(__file__).with_name("personal_nonwake.yaml")
@@ -68,6 +69,13 @@ def _noise(seconds: float, seed: int, part: Part) -> bytes:
     return noise_clip(("pink", "brown", "babble")[seed % 3], seconds, seed, part)
 
 
+def line_in(part: Part, voice: Voice, line: str, variant: Variant, room: Condition,
+            seed: int) -> bytes:
+    """`line` said by `voice` as `variant`, in `room` (with the noise drawn for the line)."""
+    return heard_in(part, said(voice, as_sentence(line), variant), room,
+                    noise_for(voice, line, room), seed)
+
+
 def chunk_clips(part: Part, chunk: int,
                 voices: int = 0) -> tuple[list[bytes], list[str], list[str]]:
     """Chunk `chunk`'s clips (about RUN_S of audio with the gaps), what each says, its kind."""
@@ -87,9 +95,7 @@ def chunk_clips(part: Part, chunk: int,
             kind, line = rng.choice(said_lines)
             variant = rng.choice(FA_VARIANTS)
             condition = rng.choice(FA_CONDITIONS)
-            words = said(voice, as_sentence(line), variant)
-            clip = heard_in(part, words, condition, noise_for(voice, line, condition),
-                            rng.randrange(1 << 30))
+            clip = line_in(part, voice, line, variant, condition, rng.randrange(1 << 30))
             text = f"{voice.label} [{condition.name}]: {line}"
         clips.append(clip)
         texts.append(text)

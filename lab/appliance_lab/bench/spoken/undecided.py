@@ -22,10 +22,7 @@ from appliance.voice.hearing.personal import PersonalHearing
 from appliance.voice.hearing.stt_whisper import TRAILING_BYTES, as_captured
 from appliance_lab.bench.spoken.corpus import (
     Part,
-    as_sentence,
-    heard_in,
     load_part,
-    noise_for,
     seed_of,
 )
 from appliance_lab.bench.spoken.hearing import personal_hearing, spotter_whisper
@@ -37,10 +34,9 @@ from appliance_lab.bench.spoken.personal import (
     NAMES,
     item_audio,
     make_profile,
-    said,
     sample_items,
 )
-from appliance_lab.bench.spoken.personal_fa import FA_CONDITIONS, FA_VARIANTS, lines
+from appliance_lab.bench.spoken.personal_fa import FA_CONDITIONS, FA_VARIANTS, line_in, lines
 from appliance_lab.bench.stats import share
 
 NEAR_MISS_SCENE = "messages"
@@ -109,8 +105,8 @@ def measure(part: Part, workdir: Path, per: int, near_per: int,
         for miss in misses:
             for command in rng.sample(commands, commands_per_miss):
                 line, room = f"{miss}, {command}", rng.choice(FA_CONDITIONS)
-                pcm = heard_in(part, said(voice, as_sentence(line), rng.choice(FA_VARIANTS)),
-                               room, noise_for(voice, line, room), rng.randrange(1 << 30))
+                pcm = line_in(part, voice, line, rng.choice(FA_VARIANTS), room,
+                              rng.randrange(1 << 30))
                 out.append(_passed("near_miss", room.name, voice.label, line, pcm,
                                    NEAR_MISS_SCENE, hearing["normal"]))
         print(f"undecided: {voice.label} done", file=sys.stderr, flush=True)

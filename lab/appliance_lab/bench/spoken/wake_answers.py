@@ -23,10 +23,7 @@ from appliance.voice.hearing.personal import PersonalHearing
 from appliance.voice.hearing.stt_whisper import TRAILING_BYTES, Transcript, as_captured
 from appliance_lab.bench.spoken.corpus import (
     Part,
-    as_sentence,
-    heard_in,
     load_part,
-    noise_for,
     seed_of,
 )
 from appliance_lab.bench.spoken.hearing import personal_hearing, spotter_whisper
@@ -38,9 +35,8 @@ from appliance_lab.bench.spoken.personal import (
     Style,
     item_audio,
     make_profile,
-    said,
 )
-from appliance_lab.bench.spoken.personal_fa import FA_CONDITIONS, FA_VARIANTS, lines
+from appliance_lab.bench.spoken.personal_fa import FA_CONDITIONS, FA_VARIANTS, line_in, lines
 from appliance_lab.bench.stats import share
 
 ANSWER_WORDS = ("yes", "no")
@@ -107,8 +103,8 @@ def measure(part: Part, workdir: Path, near_style: Style = "normal",
         for near in (line for kind, line in lines(part) if kind == "near"):
             for answer in ANSWER_WORDS:
                 line, room = f"{near}, {answer}", rng.choice(FA_CONDITIONS)
-                pcm = heard_in(part, said(voice, as_sentence(line), rng.choice(FA_VARIANTS)),
-                               room, noise_for(voice, line, room), rng.randrange(1 << 30))
+                pcm = line_in(part, voice, line, rng.choice(FA_VARIANTS), room,
+                              rng.randrange(1 << 30))
                 out.append(_answered("near", room.name, voice.label, line, answer, pcm,
                                      hearing))
         print(f"wake_answers: {voice.label} done", file=sys.stderr, flush=True)

@@ -27,17 +27,16 @@ from appliance.voice.hearing.personal import wake_bound
 from appliance.voice.hearing.profile import VoiceProfile
 from appliance.voice.hearing.take_audio import NOISY_ROOM_DB, signal_to_noise_db
 from appliance.voice.hearing.templates import TemplateSet
-from appliance_lab.bench.spoken.corpus import Part, as_sentence, heard_in, load_part, noise_for
+from appliance_lab.bench.spoken.corpus import Part, load_part
 from appliance_lab.bench.spoken.hearing import spotter_whisper
 from appliance_lab.bench.spoken.outcome import heard_on
 from appliance_lab.bench.spoken.personal import (
     ConditionName,
     item_audio,
     make_profile,
-    said,
     sample_items,
 )
-from appliance_lab.bench.spoken.personal_fa import FA_CONDITIONS, FA_VARIANTS, lines
+from appliance_lab.bench.spoken.personal_fa import FA_CONDITIONS, FA_VARIANTS, line_in, lines
 from appliance_lab.bench.stats import share
 
 CONDITIONS: tuple[ConditionName, ...] = ("snr10", "snr5")
@@ -113,8 +112,8 @@ def measure(part: Part, per: int, near_per: int, workdir: Path) -> list[Stages]:
         profile = make_profile(workdir, part, voice, "normal", True, True)
         for _ in range(near_per):
             line, room = rng.choice(near), rng.choice(FA_CONDITIONS)
-            pcm = heard_in(part, said(voice, as_sentence(line), rng.choice(FA_VARIANTS)), room,
-                           noise_for(voice, line, room), rng.randrange(1 << 30))
+            pcm = line_in(part, voice, line, rng.choice(FA_VARIANTS), room,
+                          rng.randrange(1 << 30))
             out.append(_stages("near", room.name, voice.label, line, pcm, NEAR_SCENE, profile,
                                whisper))
         print(f"wake_stages: {voice.label} done", file=sys.stderr, flush=True)

@@ -25,17 +25,16 @@ from appliance.voice.hearing.profile import FREE_SPEECH, TakeKind, VoiceProfile
 from appliance.voice.hearing.take_audio import NOISY_ROOM_DB, signal_to_noise_db
 from appliance.voice.hearing.templates import TemplateSet
 from appliance_lab import REPO
-from appliance_lab.bench.spoken.corpus import Part, as_sentence, heard_in, load_part, noise_for
+from appliance_lab.bench.spoken.corpus import Part, as_sentence, load_part
 from appliance_lab.bench.spoken.personal import (
     CONDITIONS,
     ENROL,
     item_audio,
     make_profile,
-    said,
     sample_items,
     take,
 )
-from appliance_lab.bench.spoken.personal_fa import FA_CONDITIONS, FA_VARIANTS, lines
+from appliance_lab.bench.spoken.personal_fa import FA_CONDITIONS, FA_VARIANTS, line_in, lines
 from appliance_lab.bench.spoken.voices import Voice
 from appliance_lab.bench.stats import wilson
 
@@ -116,9 +115,8 @@ def fits(part: Part, per: int, near_per_line: int, voices: int, workdir: Path,
             said_lines += [("talk", line) for line in rng.sample(talk[SPEECH_LINES:], OWN_TALK)]
         for key, text in said_lines:
             condition = rng.choice(FA_CONDITIONS)
-            words = said(voice, as_sentence(text), rng.choice(FA_VARIANTS))
-            clip = heard_in(part, words, condition, noise_for(voice, text, condition),
-                            rng.randrange(1 << 30))
+            clip = line_in(part, voice, text, rng.choice(FA_VARIANTS), condition,
+                           rng.randrange(1 << 30))
             out[key].append(_fit(templates["normal"], clip, condition.name, speaking))
         print(f"wake-verify: {voice.label} done", file=sys.stderr, flush=True)
     return out
