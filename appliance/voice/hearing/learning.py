@@ -89,8 +89,8 @@ class Learning:
                 self._run_later(self._learn, kept)
 
     def _learn(self, said: Said) -> None:
-        """The command's take, and the wake phrase's before it: a wake confirmed by use teaches
-        the person's wake verifier as a command teaches the templates."""
+        """The command's take, and the wake phrase's before it: a wake confirmed by use helps
+        the takes find where the next command begins (the wake verifier reads enrolled ones)."""
         if said.pcm:
             self._learn_take(said.phrase, said.pcm, TakeKind.COMMAND)
         if said.wake and self._wake_phrase:

@@ -217,8 +217,8 @@ class TemplateSet:
     _other_fits: dict[bool, float | None] = field(default_factory=dict)
     # The last utterance's costs against the wake takes, and how near it comes to their start:
     # a pause's check for the wake phrase alone, the split after it and `hear`'s own check
-    # all read the same ones.
-    _last_costs: list[tuple[Floats, Floats, float]] = field(default_factory=list)
+    # all read the same ones (keyed by whether learned takes were left out, as the verifier's).
+    _last_costs: dict[bool, tuple[Floats, Floats, float]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, commands: Iterable[Template], wake: Iterable[Template] = (),
@@ -302,15 +302,22 @@ class TemplateSet:
         nearest = _nearest_takes(kept, features(speech(pcm)))
         return {phrase: near.distance for phrase, near in nearest.items()}
 
+    @property
+    def verifying(self) -> list[Template]:
+        """The wake takes the wake verifier reads: the enrolled ones, as the wake phrase's bound
+        is read (`bounding`); a wake take learned in use splits and matches, but never verifies."""
+        return bounding(self.wake)
+
     def wake_fit(self, pcm: bytes) -> float | None:
-        """How far the utterance's start is from the person's nearest wake take, in units of
-        their wake takes' own spread (None: no wake takes to go by)."""
+        """How far the utterance's start is from the person's nearest wake take (`verifying`),
+        in units of their wake takes' own spread (None: no wake takes to go by)."""
         if not self.wake or self.wake_spread is None:
             return None
         embedded = features(speech(pcm))
         if len(embedded) == 0:
             return math.inf
-        return float(np.min(self._wake_costs(embedded))) / max(self.wake_spread, MIN_SPREAD)
+        fit = float(np.min(self._wake_costs(embedded, verifying=True)))
+        return fit / max(self.wake_spread, MIN_SPREAD)
 
     def other_fit(self, noisy: bool) -> float | None:
         """How near the person's free speech ever comes to starting the way their wake takes
@@ -325,26 +332,29 @@ class TemplateSet:
         if not others or not self.wake or self.wake_spread is None:
             return None
         # A stretch twice the longest wake take is enough for the wake takes to fit its start.
-        window = 2 * max(len(t.embeddings) for t in self.wake)
-        nearest = min(float(np.min(self._wake_costs(other[start:start + window])))
+        window = 2 * max(len(t.embeddings) for t in self.verifying)
+        nearest = min(float(np.min(self._wake_costs(other[start:start + window], verifying=True)))
                       for other in others
                       for start in range(0, max(1, len(other) - window // 2), OTHER_SPEECH_STEP))
         return nearest / max(self.wake_spread, MIN_SPREAD)
 
-    def _wake_costs(self, embedded: Floats) -> Floats:
-        """For each prefix of the utterance, its cost against the nearest wake take."""
-        return self._wake_warped(embedded)[0]
+    def _wake_costs(self, embedded: Floats, verifying: bool = False) -> Floats:
+        """For each prefix of the utterance, its cost against the nearest wake take (of those
+        the verifier reads, when `verifying`)."""
+        return self._wake_warped(embedded, verifying)[0]
 
-    def _wake_warped(self, embedded: Floats) -> tuple[Floats, float]:
+    def _wake_warped(self, embedded: Floats, verifying: bool = False) -> tuple[Floats, float]:
         """`_wake_costs`, and how near the utterance comes to the start of a wake take (`fit`)."""
-        last = self._last_costs[0] if self._last_costs else None
+        takes = self.verifying if verifying else self.wake
+        fewer = len(takes) < len(self.wake)
+        last = self._last_costs.get(fewer)
         if last is not None and np.array_equal(last[0], embedded):
             return last[1], last[2]
-        warped = warps([t.embeddings for t in self.wake], embedded)
+        warped = warps([t.embeddings for t in takes], embedded)
         costs = np.asarray(np.min(np.stack([whole for whole, _ in warped]), axis=0),
                            dtype=np.float32)
         start = min(float(np.min(begun)) for _, begun in warped)
-        self._last_costs[:] = [(embedded, costs, start)]
+        self._last_costs[fewer] = (embedded, costs, start)
         return costs, start
 
     def wake_split(self, pcm: bytes) -> tuple[bytes, bytes] | None:
@@ -399,12 +409,16 @@ def _nearest_takes(templates: Sequence[Template], utterance: Floats) -> dict[str
 
 
 def bound_spread(takes: Sequence[Template]) -> float | None:
-    """The spread a phrase's bound is read from: its enrolled takes' when it has MIN_TAKES of
-    them, else all its takes'; None with too few. Takes learned in use may be matched, but never
-    widen a bound: one heard in a noisy room keeps that noise in its own "clean" copy."""
-    clean = [t for t in takes if not t.noisy]
-    chosen = [t for t in clean if not t.learned] if _enrolled_bound(takes) else clean
+    """The spread of a phrase's clean `bounding` takes; None with too few."""
+    chosen = [t for t in bounding(takes) if not t.noisy]
     return spread([t.embeddings for t in chosen]) if len(chosen) >= MIN_TAKES else None
+
+
+def bounding(takes: Sequence[Template]) -> list[Template]:
+    """The takes a phrase's bound is read from: its enrolled ones when MIN_TAKES of them are
+    clean, else all. Takes learned in use may be matched, but never widen a bound: one heard in
+    a noisy room keeps that noise in its own "clean" copy."""
+    return [t for t in takes if not t.learned] if _enrolled_bound(takes) else list(takes)
 
 
 def _enrolled_bound(takes: Sequence[Template]) -> bool:
