@@ -3,6 +3,7 @@ first turn is counted, and the enrolment and test takes kept apart (the run is `
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from appliance.voice.sink import Utterance
@@ -274,3 +275,26 @@ def test_near_misses_are_counted_by_the_profile_each_stage_lets_them_through_wit
         "verifier": {"enrolled": 2, "used": 2, "newly": 1, "no_longer": 1},
         "takes": {"enrolled": 1, "used": 2, "newly": 1, "no_longer": 0},
     }
+
+
+def test_the_false_accept_run_hears_each_chunk_with_the_arms_profile(tmp_path: Path) -> None:
+    from appliance_lab.bench.spoken.corpus import load_part
+    from appliance_lab.bench.spoken.personal import used_path
+    from appliance_lab.bench.spoken.personal_fa import chunk_profile, profile_name, results_path
+
+    voice = load_part("tune").voices[0]
+    assert chunk_profile(tmp_path, "tune", voice, "before", True, True) is None
+    try:
+        chunk_profile(tmp_path, "tune", voice, "used", True, True)
+    except SystemExit as e:
+        assert "personal_use --part tune" in str(e) and "\n" not in str(e)
+    else:
+        raise AssertionError("a used profile that is not there must stop the run")
+    used = used_path(tmp_path, "tune", voice)
+    used.parent.mkdir()
+    used.write_bytes(b"")
+    assert chunk_profile(tmp_path, "tune", voice, "used", True, True) == used
+    assert results_path(tmp_path, "tune", "used", profile_name("used", True, True)).name \
+        == "fa-tune-used-v1.jsonl"
+    assert results_path(tmp_path, "tune", "after", profile_name("after", True, True)).name \
+        == "fa-tune-after-speech+room-v1.jsonl"

@@ -24,10 +24,9 @@ from appliance_lab.bench.spoken.corpus import (
     Part,
     load_part,
 )
-from appliance_lab.bench.spoken.personal import make_profile
+from appliance_lab.bench.spoken.personal import make_profile, used_path
 from appliance_lab.bench.spoken.personal_bench import default_workdir
 from appliance_lab.bench.spoken.personal_fa import FA_CONDITIONS, FA_VARIANTS, line_in, lines
-from appliance_lab.bench.spoken.personal_use import used_path
 
 SAYINGS = 2
 """How many times each voice says each near miss, in a room and a take drawn for each."""

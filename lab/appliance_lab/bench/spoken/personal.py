@@ -200,6 +200,12 @@ def profile_path(workdir: Path, voice: Voice, style: Style, room: bool = False,
     return workdir / "profiles" / f"{cache_key(doc)}.voice.sqlite"
 
 
+def used_path(workdir: Path, part: Part, voice: Voice, style: Style = "normal") -> Path:
+    """Where the voice's profile after personal_use's spells of use is kept."""
+    name = f"{part}{'-slow' if style == 'slow' else ''}-{cache_key({'voice': voice.model_dump()})}"
+    return workdir / "used" / f"{name}.voice.sqlite"
+
+
 SPEECH_S = 30.0
 """Free speech enrolled, as the kiosk asks for."""
 SPEECH_VERSION = 5

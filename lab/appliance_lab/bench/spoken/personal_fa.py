@@ -5,7 +5,8 @@ enrolled command, the enrolled commands said alone) and noise, through the real 
 The audio is made chunk by chunk (RUN_S each, drawn with the chunk's own seed), each chunk heard
 with one voice's profile in turn; every chunk's result is appended to a JSONL file as it ends,
 so a run can be stopped at any time and resumed (`--hours` is the total wanted). Alone:
-`python -m appliance_lab.bench.spoken.personal_fa --hours 6 --work DIR`.
+`python -m appliance_lab.bench.spoken.personal_fa --hours 6 --work DIR`; `--arm used` hears
+each chunk with the voice's profile after personal_use's spells of use (run that first).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from appliance_lab.bench.spoken.personal import (
     enrolled_phrases,
     make_profile,
     said,
+    used_path,
 )
 from appliance_lab.bench.spoken.runs import GAP_S, Progress, owner, run_clips
 from appliance_lab.bench.spoken.voices import Voice
@@ -46,7 +48,7 @@ NOISE_SHARE = 0.1
 """Of the clips, this share is noise alone (pink, brown, babble)."""
 SCENE = "messages"
 VERSION = 1
-FaArm = Literal["before", "after"]
+FaArm = Literal["before", "after", "used"]
 FA_CONDITIONS = CONDITIONS  # the corpus's rooms: clean, 20/10/5 dB, reverberant
 FA_VARIANTS: tuple[Variant, ...] = (*ENROL["normal"][:3], *TEST["normal"])
 """The rates and pitches the voices read at (no slow speech: see personal-templates.md)."""
@@ -124,8 +126,9 @@ def bench_false_accepts(part: Part, hours: float, voices: int, workdir: Path,
                         speech: bool = False) -> list[dict[str, Any]]:
     """Chunks until `hours` of audio are heard in all (the JSONL's earlier chunks count);
     with `arm` "after", chunk k is heard with voice k's profile (in turn over the voices),
-    enrolled with free speech and the room's sound as `speech` and `room` say."""
-    path = results_path(workdir, part, arm, enrolled_name(room, speech))
+    enrolled with free speech and the room's sound as `speech` and `room` say; with "used",
+    with voice k's profile after personal_use's spells (enrolled with both)."""
+    path = results_path(workdir, part, arm, profile_name(arm, room, speech))
     path.parent.mkdir(parents=True, exist_ok=True)
     chunks = done_chunks(path)
     heard_s = sum(c["audio_s"] for c in chunks)
@@ -135,8 +138,7 @@ def bench_false_accepts(part: Part, hours: float, voices: int, workdir: Path,
     k = max((c["chunk"] for c in chunks), default=-1) + 1
     while heard_s < hours * 3600:
         voice = pool[k % len(pool)]
-        profile = (make_profile(workdir, part, voice, "normal", room, speech)
-                   if arm == "after" else None)
+        profile = chunk_profile(workdir, part, voice, arm, room, speech)
         clips, texts, kinds = chunk_clips(part, k, voices)
         result = run_clips(SCENE, clips, "closed", pace=None, profile=profile)
         woke = [h for h in result.heard if h.get("via") == "wake"]
@@ -154,6 +156,25 @@ def bench_false_accepts(part: Part, hours: float, voices: int, workdir: Path,
         progress(f"false accepts ({arm}): {heard_s / 3600:.2f} of {hours:g} h heard, "
                  f"{accepted} accepted ({minutes:.1f} min this run)")
     return done_chunks(path)
+
+
+def chunk_profile(workdir: Path, part: Part, voice: Voice, arm: FaArm, room: bool,
+                  speech: bool) -> Path | None:
+    """The profile a chunk is heard with (None: none, as before enrolment)."""
+    if arm == "before":
+        return None
+    if arm == "after":
+        return make_profile(workdir, part, voice, "normal", room, speech)
+    used = used_path(workdir, part, voice)
+    if not used.exists():
+        raise SystemExit(f"personal_fa: {voice.label} has no used profile: run "
+                         f"personal_use --part {part} first")
+    return used
+
+
+def profile_name(arm: FaArm, room: bool, speech: bool) -> str:
+    """What the profiles hold beyond the phrases, for the JSONL's name ("" when used)."""
+    return "" if arm == "used" else enrolled_name(room, speech)
 
 
 def _seconds_by_kind(clips: list[bytes], kinds: list[str]) -> dict[str, float]:
@@ -211,7 +232,7 @@ def main() -> None:
     parser.add_argument("--hours", type=float, default=6.0)
     parser.add_argument("--part", choices=("heldout", "tune"), default="heldout")
     parser.add_argument("--voices", type=int, default=0)
-    parser.add_argument("--arm", choices=("before", "after"), default="after")
+    parser.add_argument("--arm", choices=("before", "after", "used"), default="after")
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--room", action="store_true")
     parser.add_argument("--speech", action="store_true")
@@ -221,10 +242,10 @@ def main() -> None:
         print(f"bench voice-enrolled: {line}", file=sys.stderr, flush=True)
 
     part: Part = "tune" if args.part == "tune" else "heldout"
-    arm: FaArm = "before" if args.arm == "before" else "after"
+    arm: FaArm = args.arm
     bench_false_accepts(part, args.hours, args.voices, args.work, progress, arm, args.room,
                         args.speech)
-    enrolled = enrolled_name(args.room, args.speech)
+    enrolled = profile_name(arm, args.room, args.speech)
     print(json.dumps({**fa_summary(args.work, part, arm, enrolled), "enrolled": enrolled,
                       "peak_rss_mb": peak_rss_mb()}))
 

@@ -38,7 +38,6 @@ from appliance_lab.bench.spoken.conditions import NOISES, NoiseKind
 from appliance_lab.bench.spoken.corpus import (
     WAKE,
     Part,
-    cache_key,
     load_part,
     seed_of,
 )
@@ -55,6 +54,7 @@ from appliance_lab.bench.spoken.personal import (
     make_profile,
     sample_items,
     spoken_clip,
+    used_path,
 )
 from appliance_lab.bench.spoken.personal_bench import default_workdir, hear_items, summarize_arm
 from appliance_lab.bench.spoken.runs import Progress
@@ -176,12 +176,6 @@ def teach(profile: VoiceProfile, item: UseItem, heard: str, taught: Taught) -> N
             taught.commands += 1
         else:
             taught.wakes += 1
-
-
-def used_path(workdir: Path, part: Part, voice: Voice, style: Style = "normal") -> Path:
-    """Where the voice's profile after its spells of use is kept."""
-    name = f"{part}{'-slow' if style == 'slow' else ''}-{cache_key({'voice': voice.model_dump()})}"
-    return workdir / "used" / f"{name}.voice.sqlite"
 
 
 def used_profile(workdir: Path, part: Part, voice: Voice, enrolled: Path,
