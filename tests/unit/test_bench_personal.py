@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from appliance.voice.sink import Utterance
 from appliance_lab.bench.spoken.outcome import Turn
 from appliance_lab.bench.spoken.personal import ENROL, TEST, pairs, sample_items
@@ -284,12 +286,9 @@ def test_the_false_accept_run_hears_each_chunk_with_the_arms_profile(tmp_path: P
 
     voice = load_part("tune").voices[0]
     assert chunk_profile(tmp_path, "tune", voice, "before", True, True) is None
-    try:
+    with pytest.raises(SystemExit) as stopped:  # a used profile that is not there
         chunk_profile(tmp_path, "tune", voice, "used", True, True)
-    except SystemExit as e:
-        assert "personal_use --part tune" in str(e) and "\n" not in str(e)
-    else:
-        raise AssertionError("a used profile that is not there must stop the run")
+    assert "personal_use --part tune" in str(stopped.value) and "\n" not in str(stopped.value)
     used = used_path(tmp_path, "tune", voice)
     used.parent.mkdir()
     used.write_bytes(b"")
