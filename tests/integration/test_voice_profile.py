@@ -1241,6 +1241,44 @@ def test_takes_learned_in_a_noisy_room_are_used_but_never_widen_a_bound(tmp_path
                                  + silence(0.2), television[80_000:], 5)) is not None
 
 
+def test_a_take_learned_in_use_makes_a_match_surer_but_never_makes_one(tmp_path: Path) -> None:
+    """openWakeWord's embeddings of a real profile (SQLite): a television's line learned as
+    "scroll down" (as noise once was) is not heard as it when the television says it again,
+    since no enrolled take of "scroll down" is near; a true take of "stop" learned in use is
+    still the nearest to the person's "stop"."""
+    from appliance.voice.hearing.templates import TemplateSet
+
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("stop", TakeKind.COMMAND),
+                         ("scroll down", TakeKind.COMMAND)):
+        for rate in ENROL_RATES:
+            profile.add(phrase, kind, espeak(phrase, rate))
+    enrolled = profile.template_set()
+    for voice in ("en-gb-x-rp", "en-us+m3"):
+        profile.learn("scroll down", silence(0.2) + other_voice(("call for help",), voice))
+    for _ in range(2):
+        profile.learn("stop", silence(0.3) + espeak("stop", SAID_RATE, 70) + silence(0.1))
+    used = profile.template_set()
+    learned = {p: {t.take for t in used.commands if t.learned and t.phrase == p}
+               for p in ("stop", "scroll down")}
+    assert all(learned.values()) and used.spreads == enrolled.spreads
+
+    again = mixed(silence(0.5) + other_voice(("call for help",), "en-gb-x-rp"),
+                  other_voice(FREE_TALK[:1], "en-us+m3"), 20)
+    trusting = TemplateSet(used.commands, used.wake, used.spreads, used.wake_spread)
+    found = trusting.hear(again, lambda _p: True)
+    assert found is not None and found.phrase == "scroll down" and \
+        found.take in learned["scroll down"], "counted freely, the learned take would match"
+    assert used.hear(again, lambda _p: True) is None
+    assert used.nearest_takes(again, used.phrases) == enrolled.nearest_takes(again,
+                                                                            used.phrases)
+
+    said = silence(0.2) + espeak("stop", SAID_RATE, 65) + silence(0.2)
+    before, after = enrolled.hear(said, lambda _p: True), used.hear(said, lambda _p: True)
+    assert before is not None and after is not None and before.phrase == after.phrase == "stop"
+    assert after.take in learned["stop"] and after.distance < before.distance
+
+
 def test_learning_the_voice_at_the_kiosk_ends_by_listening_to_the_room(tmp_path: Path) -> None:
     """Through the real pipeline (webrtcvad, Whisper, openWakeWord, SQLite): with every phrase
     and the free speech already taken, "learn my voice" asks for quiet and keeps half a minute

@@ -4,7 +4,8 @@ warping over openWakeWord's speech embeddings, and acts only inside bounds the t
 Each phrase's bound comes from its own enrolment: the utterance must be no farther from its
 nearest take than SPREAD_FACTOR times the farthest two takes of that phrase are from each other,
 and is acted on when clearly nearer to it than to any other phrase (RIVAL_RATIO); when not, the
-match names the phrases the takes cannot tell it from, for Whisper to choose among. Anything
+match names the phrases the takes cannot tell it from, for Whisper to choose among. A take
+learned in use counts only where the phrase's enrolled takes are within its bound too. Anything
 else falls through to Whisper. With the wake phrase enrolled, "hey juniper, click send" is split
 where the person's wake takes end and their command takes begin.
 """
@@ -15,7 +16,7 @@ import math
 import threading
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 
 import numpy as np
@@ -214,6 +215,7 @@ class TemplateSet:
     spreads: dict[str, float] = field(default_factory=dict)
     wake_spread: float | None = None
     others: list[Template] = field(default_factory=list)  # the person talking freely
+    enrolled: frozenset[str] = frozenset()  # the phrases whose bounds enrolled takes set
     _other_fits: dict[bool, float | None] = field(default_factory=dict)
     # The last utterance's costs against the wake takes, and how near it comes to their start:
     # a pause's check for the wake phrase alone, the split after it and `hear`'s own check
@@ -234,7 +236,8 @@ class TemplateSet:
             spreads = {p: min(s, max(enrolled)) for p, s in spreads.items()}
         wake_spread = bound_spread(woken)
         return cls([t for t in kept if t.phrase in spreads], woken if wake_spread else [],
-                   spreads, wake_spread, list(others))
+                   spreads, wake_spread, list(others),
+                   frozenset(p for p in spreads if _enrolled_bound(by_phrase[p])))
 
     @property
     def phrases(self) -> list[str]:
@@ -279,13 +282,13 @@ class TemplateSet:
         None; not `decided` when another phrase is nearly as near."""
         if len(utterance) == 0:
             return None
-        nearest = _nearest_takes(self.commands, utterance)
+        nearest = self._nearest_takes(self.commands, utterance)
         ranked = sorted(nearest, key=lambda p: nearest[p].distance)
         if not ranked:
             return None
         phrase, best = ranked[0], nearest[ranked[0]].distance
         rival = nearest[ranked[1]].distance if len(ranked) > 1 else math.inf
-        bound = SPREAD_FACTOR * max(self.spreads[phrase], MIN_SPREAD)
+        bound = self.bound(phrase)
         if best > bound or not allowed(phrase):
             return None
         close = tuple(other for other in ranked[1:]
@@ -299,8 +302,30 @@ class TemplateSet:
         """How far the whole utterance is from each phrase's nearest take, bounds aside (a
         phrase without takes is left out)."""
         kept = [t for t in self.commands if t.phrase in phrases]
-        nearest = _nearest_takes(kept, features(speech(pcm)))
+        nearest = self._nearest_takes(kept, features(speech(pcm)))
         return {phrase: near.distance for phrase, near in nearest.items()}
+
+    def bound(self, phrase: str) -> float:
+        """How far an utterance may be from the phrase's nearest take to be heard as it."""
+        return SPREAD_FACTOR * max(self.spreads[phrase], MIN_SPREAD)
+
+    def _nearest_takes(self, templates: Sequence[Template],
+                       utterance: Floats) -> dict[str, _Nearest]:
+        """`_nearest_takes`, a take learned in use counted only where the enrolled takes of its
+        phrase are within its bound too: it makes a match surer, never makes one (noise, or
+        another voice, can be nearer a take heard in use than anything the person enrolled)."""
+        gated = [t.learned and t.phrase in self.enrolled for t in templates]
+        learned = [t for t, g in zip(templates, gated, strict=True) if g]
+        nearest = _nearest_takes([t for t, g in zip(templates, gated, strict=True) if not g],
+                                 utterance)
+        if not learned:
+            return nearest
+        for phrase, near in _nearest_takes(learned, utterance).items():
+            was = nearest[phrase]
+            if was.distance <= self.bound(phrase) and near.distance < was.distance:
+                was = _Nearest(near.distance, near.take, was.start)
+            nearest[phrase] = replace(was, start=min(was.start, near.start))
+        return nearest
 
     @property
     def verifying(self) -> list[Template]:
