@@ -152,9 +152,28 @@ def test_takes_learned_in_use_are_matched_but_never_widen_a_bound() -> None:
     assert after.wake_spread == before.wake_spread
     assert spread([t.embeddings for t in learned_hello]) > before.spreads["stop"]
     assert after.spreads["hello"] == before.spreads["stop"], "capped at the loosest enrolled"
-    found = after.match(noisy_stop.embeddings, lambda _: True)
-    assert found is not None and found.phrase == "stop" and found.distance < 1e-6
     # Learned takes alone, with nothing enrolled to go by, bound their phrase themselves.
     alone = TemplateSet.of(learned_hello, [noisy_wake])
     assert alone.phrases == ["hello"] and alone.wake_spread is None
     assert alone.spreads["hello"] == spread([t.embeddings for t in learned_hello])
+
+
+def test_a_take_learned_in_use_makes_a_match_surer_but_never_makes_one() -> None:
+    """A learned take counts only where the phrase's enrolled takes are within its bound too:
+    noise kept in a learned take is not heard as the phrase however near the take it is."""
+    stop = phrase()
+    enrolled = [Template("stop", stretched(stop, f), take=1) for f in (0.9, 1.0, 1.2)]
+    noisy = Template("stop", unit(stop + 0.6 * RNG.normal(size=stop.shape)), take=2,
+                     learned=True)
+    true = Template("stop", unit(stop + 0.04 * RNG.normal(size=stop.shape)), take=3,
+                    learned=True)  # said the way it was in use
+    templates = TemplateSet.of([*enrolled, noisy, true])
+    assert templates.match(noisy.embeddings, lambda _: True) is None
+    counted = TemplateSet(templates.commands, spreads=templates.spreads)  # no phrase enrolled
+    found = counted.match(noisy.embeddings, lambda _: True)
+    assert found is not None and found.take == 2, "counted freely, it would make the match"
+    said = stretched(true.embeddings, 1.0)
+    surer = templates.match(said, lambda _: True)
+    alone = TemplateSet.of(enrolled).match(said, lambda _: True)
+    assert surer is not None and alone is not None and surer.take == 3
+    assert surer.distance < alone.distance
