@@ -1243,9 +1243,9 @@ def test_takes_learned_in_a_noisy_room_are_used_but_never_widen_a_bound(tmp_path
 
 def test_a_take_learned_in_use_makes_a_match_surer_but_never_makes_one(tmp_path: Path) -> None:
     """openWakeWord's embeddings of a real profile (SQLite): a television's line learned as
-    "scroll down" (as noise once was) is not heard as it when the television says it again,
-    since no enrolled take of "scroll down" is near; a true take of "stop" learned in use is
-    still the nearest to the person's "stop"."""
+    "scroll down" (a take that kept the wrong sound) is not heard as it when the television says
+    it again, since no enrolled take of "scroll down" is near; a true take of "stop" learned in
+    use is still the nearest to the person's "stop"."""
     from appliance.voice.hearing.templates import TemplateSet
 
     profile = VoiceProfile(tmp_path / "journal.voice.sqlite")

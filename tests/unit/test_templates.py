@@ -131,9 +131,9 @@ def test_one_take_is_not_enough_and_noisy_copies_set_no_bound() -> None:
 
 
 def test_takes_learned_in_use_are_matched_but_never_widen_a_bound() -> None:
-    """A take learned in a noisy room keeps the noise in its "clean" copy: it may be the
-    nearest take, but the phrase's bound, and the wake verifier's, stay as enrolment set them;
-    a phrase learned from use alone is bounded no looser than the loosest enrolled one."""
+    """A take learned in a noisy room keeps the noise in its "clean" copy: the phrase's bound,
+    and the wake verifier's, stay as enrolment set them; a phrase learned from use alone is
+    bounded no looser than the loosest enrolled one."""
     stop, wake, hello = phrase(), phrase(), phrase()
     enrolled = [Template("stop", stretched(stop, f)) for f in (0.9, 1.0, 1.2)]
     noisy_stop = Template("stop", unit(stop + 0.6 * RNG.normal(size=stop.shape)),
