@@ -78,6 +78,16 @@ def heard(kiosk: Kiosk, audio: Path) -> list[dict[str, object]]:
                                                          strict=False)]
 
 
+def espeak_profile(tmp_path: Path, commands: tuple[str, ...]) -> VoiceProfile:
+    """A real profile with the wake phrase and `commands` enrolled in espeak-ng's takes."""
+    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
+    for phrase, kind in (("hey juniper", TakeKind.WAKE),
+                         *((c, TakeKind.COMMAND) for c in commands)):
+        for rate in ENROL_RATES:
+            profile.add(phrase, kind, espeak(phrase, rate))
+    return profile
+
+
 def spotter_hearing(tmp_path: Path, commands: tuple[str, ...]
                     ) -> tuple[VoiceProfile, ClosedWhisperRecognizer, PersonalHearing]:
     """The wake phrase and `commands` enrolled in espeak-ng's takes, heard by the takes with
@@ -88,11 +98,7 @@ def spotter_hearing(tmp_path: Path, commands: tuple[str, ...]
 
     loaded = engines("whisper")
     assert loaded.whisper is not None
-    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
-    for phrase, kind in (("hey juniper", TakeKind.WAKE),
-                         *((c, TakeKind.COMMAND) for c in commands)):
-        for rate in ENROL_RATES:
-            profile.add(phrase, kind, espeak(phrase, rate))
+    profile = espeak_profile(tmp_path, commands)
     recognizer = ClosedWhisperRecognizer(loaded.whisper, wake_check=WAKE_CHECKS["spotter"])
     hearing = PersonalHearing(profile, recognizer, lambda *a: None, lambda _s: None,
                               PersonalOptions())
@@ -1208,11 +1214,7 @@ def test_takes_learned_in_a_noisy_room_are_used_but_never_widen_a_bound(tmp_path
 
     from appliance.voice.hearing.templates import TemplateSet
 
-    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
-    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("stop", TakeKind.COMMAND),
-                         ("scroll down", TakeKind.COMMAND)):
-        for rate in ENROL_RATES:
-            profile.add(phrase, kind, espeak(phrase, rate))
+    profile = espeak_profile(tmp_path, ("stop", "scroll down"))
     enrolled = profile.template_set()
     television = other_voice(FREE_TALK[:3], "en-gb-x-rp")
     for rate, start in ((145, 0), (175, 40_000)):
@@ -1248,11 +1250,7 @@ def test_a_take_learned_in_use_makes_a_match_surer_but_never_makes_one(tmp_path:
     use is still the nearest to the person's "stop"."""
     from appliance.voice.hearing.templates import TemplateSet
 
-    profile = VoiceProfile(tmp_path / "journal.voice.sqlite")
-    for phrase, kind in (("hey juniper", TakeKind.WAKE), ("stop", TakeKind.COMMAND),
-                         ("scroll down", TakeKind.COMMAND)):
-        for rate in ENROL_RATES:
-            profile.add(phrase, kind, espeak(phrase, rate))
+    profile = espeak_profile(tmp_path, ("stop", "scroll down"))
     enrolled = profile.template_set()
     for voice in ("en-gb-x-rp", "en-us+m3"):
         profile.learn("scroll down", silence(0.2) + other_voice(("call for help",), voice))
