@@ -231,13 +231,13 @@ class TemplateSet:
         for t in kept:
             by_phrase.setdefault(t.phrase, []).append(t)
         spreads = {p: s for p, takes in by_phrase.items() if (s := bound_spread(takes)) is not None}
-        enrolled = [s for p, s in spreads.items() if _enrolled_bound(by_phrase[p])]
+        enrolled = frozenset(p for p in spreads if _enrolled_bound(by_phrase[p]))
         if enrolled:  # a phrase learned from use alone is bounded no looser than any enrolled
-            spreads = {p: min(s, max(enrolled)) for p, s in spreads.items()}
+            loosest = max(spreads[p] for p in enrolled)
+            spreads = {p: min(s, loosest) for p, s in spreads.items()}
         wake_spread = bound_spread(woken)
         return cls([t for t in kept if t.phrase in spreads], woken if wake_spread else [],
-                   spreads, wake_spread, list(others),
-                   frozenset(p for p in spreads if _enrolled_bound(by_phrase[p])))
+                   spreads, wake_spread, list(others), enrolled)
 
     @property
     def phrases(self) -> list[str]:
